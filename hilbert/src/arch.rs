@@ -1,0 +1,351 @@
+//! Explicit SIMD and BMI2 kernels, chosen at run time. This is the crate's only `unsafe` code.
+//!
+//! Each kernel is reached through a zero-sized token ([`Avx2`], [`Bmi2`]) that can only be made
+//! by runtime feature detection, so holding one proves the CPU supports the instructions; the
+//! safe methods on the token are the only callers of the `#[target_feature]` functions.
+//!
+//! The AVX2 Hilbert encoder is the branch-free parallel-prefix algorithm of rawrunprotected's
+//! `hilbert_curves` ("Hilbert curves in O(log n) time", public domain), widened from 16 to 32
+//! bits per axis with one more scan round, over 8 `u32` lanes, followed by a 32 → 64-bit
+//! interleave done with `pshufb` nibble tables.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// Proof that AVX2 is available.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Avx2(());
+
+/// Proof that BMI2 (`pdep`) is available.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bmi2(());
+
+impl Avx2 {
+    pub(crate) fn detect() -> Option<Avx2> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Some(Avx2(()));
+        }
+        None
+    }
+
+    /// Normalisation pass (see `grid`): returns whether every value lay in `[min, max]`
+    /// (only computed when `CHECK`). Bit-identical to `grid::normalize_portable`.
+    #[inline]
+    pub(crate) fn normalize<const CHECK: bool>(
+        self,
+        vs: &[f64],
+        min: f64,
+        max: f64,
+        scale: f64,
+        out: &mut [u32],
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `Avx2` token exists only after `is_x86_feature_detected!("avx2")`.
+            unsafe { normalize_avx2::<CHECK>(vs, min, max, scale, out) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (vs, min, max, scale, out);
+            unreachable!("Avx2 token on a non-x86_64 target")
+        }
+    }
+
+    /// Hilbert keys of 32-bit cells, shifted right by `shift` bits.
+    #[inline]
+    pub(crate) fn hilbert(self, xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `Avx2` token exists only after `is_x86_feature_detected!("avx2")`.
+            unsafe { hilbert_avx2(xs, ys, shift, out) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (xs, ys, shift, out);
+            unreachable!("Avx2 token on a non-x86_64 target")
+        }
+    }
+}
+
+impl Bmi2 {
+    pub(crate) fn detect() -> Option<Bmi2> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("bmi2") {
+            return Some(Bmi2(()));
+        }
+        None
+    }
+
+    /// Morton key of 32-bit cells (x in the odd, higher bit of each pair).
+    #[inline]
+    pub(crate) fn morton(self, x: u32, y: u32) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: a `Bmi2` token exists only after `is_x86_feature_detected!("bmi2")`.
+            unsafe { morton_bmi2(x, y) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, y);
+            unreachable!("Bmi2 token on a non-x86_64 target")
+        }
+    }
+
+    /// Morton keys of 32-bit cells, shifted right by `shift` bits.
+    #[inline]
+    pub(crate) fn morton_batch(self, xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: a `Bmi2` token exists only after `is_x86_feature_detected!("bmi2")`.
+            unsafe { morton_batch_bmi2(xs, ys, shift, out) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (xs, ys, shift, out);
+            unreachable!("Bmi2 token on a non-x86_64 target")
+        }
+    }
+}
+
+/// `t` as an integer, truncating, with a single `cvttsd2si` instead of a saturating cast.
+///
+/// Panics in debug builds if `t` is not in `[0, 2^32 - 1]`.
+#[inline(always)]
+pub(crate) fn truncate_to_u32(t: f64) -> u32 {
+    debug_assert!(
+        (0.0..=crate::grid::TOP).contains(&t),
+        "{t} outside the u32 range"
+    );
+    // SAFETY: every caller clamps `t` into `[0, 2^32 - 1]` first (NaN included: `f64::max`
+    // maps it to 0), so `t` is finite and its truncation fits in a `u32`.
+    unsafe { t.to_int_unchecked::<u32>() }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+fn morton_bmi2(x: u32, y: u32) -> u64 {
+    _pdep_u64(u64::from(x), 0xaaaa_aaaa_aaaa_aaaa) | _pdep_u64(u64::from(y), 0x5555_5555_5555_5555)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+fn morton_batch_bmi2(xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+    for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
+        *o = morton_bmi2(x, y) >> shift;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn normalize_avx2<const CHECK: bool>(
+    vs: &[f64],
+    min: f64,
+    max: f64,
+    scale: f64,
+    out: &mut [u32],
+) -> bool {
+    let n = vs.len().min(out.len());
+    let (vs, out) = (&vs[..n], &mut out[..n]);
+    let minv = _mm256_set1_pd(min);
+    let maxv = _mm256_set1_pd(max);
+    let scalev = _mm256_set1_pd(scale);
+    let zero = _mm256_setzero_pd();
+    let top = _mm256_set1_pd(crate::grid::TOP);
+    let magic = _mm256_set1_pd(crate::grid::MAGIC);
+    // Gathers the low dword of each 64-bit lane into the low 128 bits.
+    let pack = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let mut ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+
+    let cells = |v: __m256d| {
+        let t = _mm256_mul_pd(_mm256_sub_pd(v, minv), scalev);
+        // `maxpd` returns its second operand when either is NaN: NaN becomes 0.
+        let t = _mm256_min_pd(_mm256_max_pd(t, zero), top);
+        let t = _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(t);
+        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_add_pd(t, magic)), pack)
+    };
+
+    let mut v_chunks = vs.chunks_exact(8);
+    let mut o_chunks = out.chunks_exact_mut(8);
+    for (v8, o8) in (&mut v_chunks).zip(&mut o_chunks) {
+        // SAFETY: `v8` has exactly 8 f64, so both unaligned 4-lane loads are in bounds.
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_pd(v8.as_ptr()),
+                _mm256_loadu_pd(v8.as_ptr().add(4)),
+            )
+        };
+        if CHECK {
+            let in_a = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(a, minv),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(a, maxv),
+            );
+            let in_b = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(b, minv),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(b, maxv),
+            );
+            ok = _mm256_and_pd(ok, _mm256_and_pd(in_a, in_b));
+        }
+        let packed = _mm256_permute2x128_si256::<0x20>(cells(a), cells(b));
+        // SAFETY: `o8` has exactly 8 u32 = 32 bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(o8.as_mut_ptr().cast(), packed) };
+    }
+    let tail_ok = crate::grid::normalize_portable::<CHECK>(
+        v_chunks.remainder(),
+        min,
+        max,
+        scale,
+        o_chunks.into_remainder(),
+    );
+    !CHECK || (_mm256_movemask_pd(ok) == 0xf && tail_ok)
+}
+
+/// Logical right shift of each 32-bit lane by a constant.
+#[cfg(target_arch = "x86_64")]
+macro_rules! srl {
+    ($v:expr, $n:literal) => {
+        _mm256_srli_epi32::<$n>($v)
+    };
+}
+
+/// One round of the prefix scan over the four transform bit-planes.
+#[cfg(target_arch = "x86_64")]
+macro_rules! scan_round {
+    ($a:ident, $b:ident, $c:ident, $d:ident, $n:literal, full) => {{
+        let (a, b, c, d) = ($a, $b, $c, $d);
+        let ab = _mm256_xor_si256(a, b);
+        $a = _mm256_xor_si256(
+            _mm256_and_si256(a, srl!(a, $n)),
+            _mm256_and_si256(b, srl!(b, $n)),
+        );
+        $b = _mm256_xor_si256(
+            _mm256_and_si256(a, srl!(b, $n)),
+            _mm256_and_si256(b, srl!(ab, $n)),
+        );
+        $c = _mm256_xor_si256(
+            c,
+            _mm256_xor_si256(
+                _mm256_and_si256(a, srl!(c, $n)),
+                _mm256_and_si256(b, srl!(d, $n)),
+            ),
+        );
+        $d = _mm256_xor_si256(
+            d,
+            _mm256_xor_si256(
+                _mm256_and_si256(b, srl!(c, $n)),
+                _mm256_and_si256(ab, srl!(d, $n)),
+            ),
+        );
+    }};
+    ($a:ident, $b:ident, $c:ident, $d:ident, $n:literal, last) => {{
+        let (a, b, c, d) = ($a, $b, $c, $d);
+        let ab = _mm256_xor_si256(a, b);
+        $c = _mm256_xor_si256(
+            c,
+            _mm256_xor_si256(
+                _mm256_and_si256(a, srl!(c, $n)),
+                _mm256_and_si256(b, srl!(d, $n)),
+            ),
+        );
+        $d = _mm256_xor_si256(
+            d,
+            _mm256_xor_si256(
+                _mm256_and_si256(b, srl!(c, $n)),
+                _mm256_and_si256(ab, srl!(d, $n)),
+            ),
+        );
+    }};
+}
+
+/// Hilbert keys of 8 points of 32-bit cells: (keys 0..4, keys 4..8), unshifted.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn hilbert8(x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+    let ones = _mm256_set1_epi32(-1);
+    // Initial round, primed with x and y.
+    let a = _mm256_xor_si256(x, y);
+    let b = _mm256_xor_si256(ones, a);
+    let c = _mm256_xor_si256(ones, _mm256_or_si256(x, y));
+    let d = _mm256_andnot_si256(y, x);
+    let mut ra = _mm256_or_si256(a, srl!(b, 1));
+    let mut rb = _mm256_xor_si256(srl!(a, 1), a);
+    let mut rc = _mm256_xor_si256(
+        _mm256_xor_si256(srl!(c, 1), _mm256_and_si256(b, srl!(d, 1))),
+        c,
+    );
+    let mut rd = _mm256_xor_si256(
+        _mm256_xor_si256(_mm256_and_si256(a, srl!(c, 1)), srl!(d, 1)),
+        d,
+    );
+    scan_round!(ra, rb, rc, rd, 2, full);
+    scan_round!(ra, rb, rc, rd, 4, full);
+    scan_round!(ra, rb, rc, rd, 8, full);
+    scan_round!(ra, rb, rc, rd, 16, last);
+    // Undo the transformation prefix scan and recover the two index bit-planes.
+    let a = _mm256_xor_si256(rc, srl!(rc, 1));
+    let b = _mm256_xor_si256(rd, srl!(rd, 1));
+    let i0 = _mm256_xor_si256(x, y);
+    let i1 = _mm256_or_si256(b, _mm256_xor_si256(ones, _mm256_or_si256(i0, a)));
+    // Interleave with nibble lookups: `pshufb` spreads each nibble of a plane to the even
+    // bits of a byte (the i1 table is pre-shifted to the odd bits), and unpacking the low-
+    // and high-nibble bytes side by side widens every 32-bit lane to its 64-bit key.
+    let nibble = _mm256_set1_epi8(0x0f);
+    let spread_even = _mm256_setr_epi8(
+        0x00, 0x01, 0x04, 0x05, 0x10, 0x11, 0x14, 0x15, 0x40, 0x41, 0x44, 0x45, 0x50, 0x51, 0x54,
+        0x55, 0x00, 0x01, 0x04, 0x05, 0x10, 0x11, 0x14, 0x15, 0x40, 0x41, 0x44, 0x45, 0x50, 0x51,
+        0x54, 0x55,
+    );
+    let spread_odd = _mm256_slli_epi16::<1>(spread_even);
+    let spread = |plane: __m256i, table: __m256i| {
+        let lo = _mm256_shuffle_epi8(table, _mm256_and_si256(plane, nibble));
+        let hi = _mm256_shuffle_epi8(table, _mm256_and_si256(srl!(plane, 4), nibble));
+        (lo, hi)
+    };
+    let (i0_lo, i0_hi) = spread(i0, spread_even);
+    let (i1_lo, i1_hi) = spread(i1, spread_odd);
+    let lo = _mm256_or_si256(i0_lo, i1_lo);
+    let hi = _mm256_or_si256(i0_hi, i1_hi);
+    let k01_45 = _mm256_unpacklo_epi8(lo, hi);
+    let k23_67 = _mm256_unpackhi_epi8(lo, hi);
+    (
+        _mm256_permute2x128_si256::<0x20>(k01_45, k23_67),
+        _mm256_permute2x128_si256::<0x31>(k01_45, k23_67),
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn hilbert_avx2(xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+    let n = xs.len().min(ys.len()).min(out.len());
+    let (xs, ys, out) = (&xs[..n], &ys[..n], &mut out[..n]);
+    let count = _mm_cvtsi32_si128(shift as i32);
+    let mut x_chunks = xs.chunks_exact(8);
+    let mut y_chunks = ys.chunks_exact(8);
+    let mut o_chunks = out.chunks_exact_mut(8);
+    for ((x8, y8), o8) in (&mut x_chunks).zip(&mut y_chunks).zip(&mut o_chunks) {
+        // SAFETY: `x8` and `y8` have exactly 8 u32 = 32 bytes; the loads are unaligned.
+        let (x, y) = unsafe {
+            (
+                _mm256_loadu_si256(x8.as_ptr().cast()),
+                _mm256_loadu_si256(y8.as_ptr().cast()),
+            )
+        };
+        let (k0, k1) = hilbert8(x, y);
+        let (k0, k1) = (_mm256_srl_epi64(k0, count), _mm256_srl_epi64(k1, count));
+        // SAFETY: `o8` has exactly 8 u64 = 64 bytes, written as two unaligned 32-byte stores.
+        unsafe {
+            _mm256_storeu_si256(o8.as_mut_ptr().cast(), k0);
+            _mm256_storeu_si256(o8.as_mut_ptr().add(4).cast(), k1);
+        }
+    }
+    let table = crate::lut::encode_table();
+    for ((o, &x), &y) in o_chunks
+        .into_remainder()
+        .iter_mut()
+        .zip(x_chunks.remainder())
+        .zip(y_chunks.remainder())
+    {
+        *o = crate::lut::encode32_with(table, x, y) >> shift;
+    }
+}

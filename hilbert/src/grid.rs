@@ -1,0 +1,206 @@
+//! Normalisation: from an `f64` coordinate inside [`Bounds`] to a cell index on a `2^32` grid.
+//!
+//! Every curve in the crate shares this step, so Hilbert, Z-order and GeoHash keys agree on which
+//! cell a point is in. The cell at precision `p` is `floor((v - min) * (2^p / width))`, with `max`
+//! itself in the last cell. Because scaling by a power of two is exact in binary floating point,
+//! that equals the 32-bit cell shifted right by `32 - p`, so one 32-bit computation serves every
+//! precision (and the nesting of keys across precisions holds bit for bit).
+//!
+//! The float-to-integer step avoids Rust's saturating `as u32` cast, which costs about 1 ns a
+//! value and blocks vectorisation: the value is clamped in the float domain, then `2^52` is added
+//! so the integer lands in the low mantissa bits.
+
+use crate::{Axis, Bounds, Error};
+
+pub(crate) const TWO_POW_32: f64 = 4_294_967_296.0;
+/// Largest cell index on the 32-bit grid, as a float.
+pub(crate) const TOP: f64 = 4_294_967_295.0;
+/// `2^52`: adding it to a float in `[0, 2^32)` leaves the rounded integer in the low bits.
+pub(crate) const MAGIC: f64 = 4_503_599_627_370_496.0;
+
+/// Bounds plus the precomputed scale to the 32-bit grid and the curve's precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Grid {
+    pub(crate) bounds: Bounds,
+    pub(crate) precision: u8,
+    /// `2^32 / width`.
+    pub(crate) scale_x: f64,
+    /// `2^32 / height`.
+    pub(crate) scale_y: f64,
+}
+
+impl Grid {
+    pub(crate) fn new(precision: u8, bounds: Bounds) -> Result<Grid, Error> {
+        if !(1..=32).contains(&precision) {
+            return Err(Error::InvalidPrecision { precision });
+        }
+        bounds.validate()?;
+        Ok(Grid {
+            bounds,
+            precision,
+            scale_x: TWO_POW_32 / bounds.width(),
+            scale_y: TWO_POW_32 / bounds.height(),
+        })
+    }
+
+    /// `32 - precision`: how far 32-bit cells shift right to reach this precision.
+    #[inline]
+    pub(crate) fn coarsen(&self) -> u32 {
+        32 - u32::from(self.precision)
+    }
+
+    #[inline]
+    pub(crate) fn check(&self, x: f64, y: f64, index: Option<usize>) -> Result<(), Error> {
+        let b = &self.bounds;
+        // One branch for the common case; NaN fails every comparison.
+        if (x >= b.min_x) & (x <= b.max_x) & (y >= b.min_y) & (y <= b.max_y) {
+            return Ok(());
+        }
+        self.check_slow(x, y, index)
+    }
+
+    #[cold]
+    fn check_slow(&self, x: f64, y: f64, index: Option<usize>) -> Result<(), Error> {
+        let b = &self.bounds;
+        if !(x >= b.min_x && x <= b.max_x) {
+            return Err(self.error(Axis::X, x, index));
+        }
+        if !(y >= b.min_y && y <= b.max_y) {
+            return Err(self.error(Axis::Y, y, index));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn error(&self, axis: Axis, value: f64, index: Option<usize>) -> Error {
+        Error::OutOfBounds {
+            axis,
+            value,
+            bounds: self.bounds,
+            index,
+        }
+    }
+
+    /// The error for the first out-of-bounds point in `xs`/`ys`, which must contain one.
+    #[cold]
+    pub(crate) fn first_error(&self, xs: &[f64], ys: &[f64], base: usize) -> Error {
+        for (i, (&x, &y)) in xs.iter().zip(ys).enumerate() {
+            if let Err(e) = self.check(x, y, Some(base + i)) {
+                return e;
+            }
+        }
+        unreachable!("first_error called on a block without a bad value")
+    }
+
+    /// 32-bit cells of a point, clamped into the grid (NaN goes to cell 0). Same result as
+    /// [`cell32`], with a scalar truncating conversion in place of the vector-friendly one.
+    #[inline(always)]
+    pub(crate) fn cells32(&self, x: f64, y: f64) -> (u32, u32) {
+        let cell = |t: f64| {
+            #[expect(clippy::manual_clamp, reason = "NaN must map to cell 0")]
+            let t = t.max(0.0).min(TOP);
+            crate::arch::truncate_to_u32(t)
+        };
+        (
+            cell((x - self.bounds.min_x) * self.scale_x),
+            cell((y - self.bounds.min_y) * self.scale_y),
+        )
+    }
+
+    /// Closed bounds of cell `(cx, cy)` at this precision: the smallest coordinate that maps
+    /// into the cell, up to the smallest one that maps into the next (or `max` for the last).
+    /// Computed against the encoder itself, so every point encoded into the cell lies inside.
+    pub(crate) fn cell_bounds(&self, cx: u32, cy: u32) -> Bounds {
+        let b = &self.bounds;
+        let shift = self.coarsen();
+        let x_cell = |v: f64| cell32((v - b.min_x) * self.scale_x) >> shift;
+        let y_cell = |v: f64| cell32((v - b.min_y) * self.scale_y) >> shift;
+        let last = ((1u64 << self.precision) - 1) as u32;
+        let (min_x, max_x) = (
+            edge(cx, b.min_x, b.max_x, x_cell),
+            if cx >= last {
+                b.max_x
+            } else {
+                edge(cx + 1, b.min_x, b.max_x, x_cell)
+            },
+        );
+        let (min_y, max_y) = (
+            edge(cy, b.min_y, b.max_y, y_cell),
+            if cy >= last {
+                b.max_y
+            } else {
+                edge(cy + 1, b.min_y, b.max_y, y_cell)
+            },
+        );
+        Bounds {
+            min_x,
+            min_y,
+            max_x,
+            max_y,
+        }
+    }
+}
+
+/// The smallest float in `[min, max]` whose cell is `>= cell` (the cell's lower edge), found by
+/// bisection over the ordered floats: the encoder's map is monotone, and bisection stays exact
+/// even where floats are dense (near zero an ulp walk could take 2^60 steps).
+fn edge(cell: u32, min: f64, max: f64, cell_of: impl Fn(f64) -> u32) -> f64 {
+    if cell == 0 {
+        return min;
+    }
+    // Invariant: cell_of(lo) < cell <= cell_of(hi).
+    let (mut lo, mut hi) = (i128::from(ordered(min)), i128::from(ordered(max)));
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if cell_of(unordered(mid as i64)) >= cell {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    unordered(hi as i64)
+}
+
+/// A float's position in numeric order as an integer (both zeros map to 0).
+fn ordered(v: f64) -> i64 {
+    let magnitude = (v.to_bits() & !(1 << 63)) as i64;
+    if v.is_sign_negative() {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+fn unordered(k: i64) -> f64 {
+    let v = f64::from_bits(k.unsigned_abs());
+    if k < 0 { -v } else { v }
+}
+
+/// `floor(t)` clamped into `[0, 2^32 - 1]`, NaN to 0, without a saturating cast.
+#[inline(always)]
+pub(crate) fn cell32(t: f64) -> u32 {
+    // `f64::max` returns the non-NaN operand, so NaN becomes 0 here (`clamp` would keep NaN).
+    #[expect(clippy::manual_clamp, reason = "NaN must map to cell 0")]
+    let t = t.max(0.0).min(TOP);
+    let r = t + MAGIC;
+    // Round-to-nearest put round(t) in the low bits; step down if that rounded up.
+    (r.to_bits() as u32).wrapping_sub(u32::from(r - MAGIC > t))
+}
+
+/// Portable normalisation pass over one block; returns whether every value was in bounds.
+#[inline]
+pub(crate) fn normalize_portable<const CHECK: bool>(
+    vs: &[f64],
+    min: f64,
+    max: f64,
+    scale: f64,
+    out: &mut [u32],
+) -> bool {
+    let mut ok = true;
+    for (o, &v) in out.iter_mut().zip(vs) {
+        if CHECK {
+            ok &= v >= min && v <= max;
+        }
+        *o = cell32((v - min) * scale);
+    }
+    ok
+}
