@@ -1,0 +1,160 @@
+//! Rule 5: known extents of the CRSs we can declare, and the check that clustering bounds cover
+//! the data.
+
+use std::fmt;
+
+use crate::crs::Crs;
+use crate::error::CrsError;
+
+/// Web Mercator's half-width in metres: `6378137 * pi`, longitude 180.
+pub const WEB_MERCATOR_MAX: f64 = 20_037_508.342_789_244;
+/// The latitude where Web Mercator's y reaches [`WEB_MERCATOR_MAX`], making the extent square:
+/// `atan(sinh(pi))` in degrees.
+pub const WEB_MERCATOR_MAX_LATITUDE: f64 = 85.051_128_779_806_59;
+/// EPSG:3857's area of use reaches latitude +-85.06, beyond the square, so valid data can have
+/// |y| up to this many metres.
+pub const WEB_MERCATOR_AREA_OF_USE_MAX_Y: f64 = 20_048_966.10;
+
+/// An axis-aligned rectangle in a CRS's own units: the bounds a Hilbert curve is laid over, or
+/// the bounding box of some data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    /// Smallest x.
+    pub min_x: f64,
+    /// Smallest y.
+    pub min_y: f64,
+    /// Largest x.
+    pub max_x: f64,
+    /// Largest y.
+    pub max_y: f64,
+}
+
+impl Extent {
+    /// WGS84 longitude/latitude: [-180, -90, 180, 90].
+    pub const WGS84: Extent = Extent::new(-180.0, -90.0, 180.0, 90.0);
+    /// The square Web Mercator extent, +-20037508.342789244 m on both axes (latitude +-85.0511).
+    pub const WEB_MERCATOR: Extent = Extent::new(
+        -WEB_MERCATOR_MAX,
+        -WEB_MERCATOR_MAX,
+        WEB_MERCATOR_MAX,
+        WEB_MERCATOR_MAX,
+    );
+    /// EPSG:3857's area of use (latitude +-85.06): wider on y than [`Extent::WEB_MERCATOR`].
+    pub const WEB_MERCATOR_AREA_OF_USE: Extent = Extent::new(
+        -WEB_MERCATOR_MAX,
+        -WEB_MERCATOR_AREA_OF_USE_MAX_Y,
+        WEB_MERCATOR_MAX,
+        WEB_MERCATOR_AREA_OF_USE_MAX_Y,
+    );
+
+    /// An extent from its corners (not checked; see [`Extent::validate`]).
+    pub const fn new(min_x: f64, min_y: f64, max_x: f64, max_y: f64) -> Self {
+        Extent {
+            min_x,
+            min_y,
+            max_x,
+            max_y,
+        }
+    }
+
+    /// Checks that the corners are finite and ordered.
+    pub fn validate(&self) -> Result<(), CrsError> {
+        let invalid = |reason| {
+            Err(CrsError::InvalidBounds {
+                bounds: *self,
+                reason,
+            })
+        };
+        if ![self.min_x, self.min_y, self.max_x, self.max_y]
+            .iter()
+            .all(|v| v.is_finite())
+        {
+            return invalid("a corner is NaN or infinite");
+        }
+        if self.min_x > self.max_x {
+            return invalid("minX is greater than maxX");
+        }
+        if self.min_y > self.max_y {
+            return invalid("minY is greater than maxY");
+        }
+        Ok(())
+    }
+
+    /// True when `other` lies inside `self` (edges included).
+    pub fn contains(&self, other: &Extent) -> bool {
+        self.min_x <= other.min_x
+            && self.min_y <= other.min_y
+            && self.max_x >= other.max_x
+            && self.max_y >= other.max_y
+    }
+
+    /// The smallest extent containing both.
+    pub fn union(&self, other: &Extent) -> Extent {
+        Extent::new(
+            self.min_x.min(other.min_x),
+            self.min_y.min(other.min_y),
+            self.max_x.max(other.max_x),
+            self.max_y.max(other.max_y),
+        )
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{}, {}, {}, {}]",
+            self.min_x, self.min_y, self.max_x, self.max_y
+        )
+    }
+}
+
+/// The extent of a CRS we know: WGS84 (any spelling) and Web Mercator. Everything else,
+/// including SRID 0, has no known extent (`ST_UNKNOWN_EXTENT`) and needs explicit bounds.
+///
+/// For Web Mercator this is the square of +-20037508.342789244 m; data may legitimately reach
+/// +-20048966.10 m on y ([`Extent::WEB_MERCATOR_AREA_OF_USE`]), so check real data with
+/// [`check_bounds_cover`].
+///
+/// ```
+/// use geoberg_crs::{extent_of, Crs, Extent};
+///
+/// assert_eq!(extent_of(&Crs::OgcCrs84)?, Extent::WGS84);
+/// assert_eq!(extent_of(&Crs::Epsg(3857))?.max_x, 20037508.342789244);
+/// assert_eq!(extent_of(&Crs::Srid(0)).unwrap_err().code(), "ST_UNKNOWN_EXTENT");
+/// # Ok::<(), geoberg_crs::CrsError>(())
+/// ```
+pub fn extent_of(crs: &Crs) -> Result<Extent, CrsError> {
+    match crs.srid() {
+        Some(4326) => Ok(Extent::WGS84),
+        Some(3857) => Ok(Extent::WEB_MERCATOR),
+        _ => Err(CrsError::UnknownExtent { crs: crs.clone() }),
+    }
+}
+
+/// Checks that clustering `bounds` contain the data's bounding box; otherwise
+/// `ST_BOUNDS_DO_NOT_COVER` with the smallest widened bounds that would.
+///
+/// ```
+/// use geoberg_crs::{check_bounds_cover, Extent};
+///
+/// let data = Extent::new(-20037508.34, -20048966.10, 20037508.34, 20048966.10);
+/// let err = check_bounds_cover(&Extent::WEB_MERCATOR, &data).unwrap_err();
+/// assert_eq!(err.code(), "ST_BOUNDS_DO_NOT_COVER");
+/// assert!(err.to_string().contains("-20048966.1"));
+/// check_bounds_cover(&Extent::WEB_MERCATOR_AREA_OF_USE, &data)?;
+/// # Ok::<(), geoberg_crs::CrsError>(())
+/// ```
+pub fn check_bounds_cover(bounds: &Extent, data: &Extent) -> Result<(), CrsError> {
+    bounds.validate()?;
+    data.validate()?;
+    if bounds.contains(data) {
+        Ok(())
+    } else {
+        Err(CrsError::BoundsDoNotCover {
+            bounds: *bounds,
+            data: *data,
+            suggested: bounds.union(data),
+        })
+    }
+}

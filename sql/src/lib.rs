@@ -1,0 +1,80 @@
+//! Parses geoberg's table statements into typed requests, without executing anything.
+//!
+//! `geoberg sql "<statement>"` and the `table` crate hand statement text here and get back a
+//! [`Statement`]: a [`RewriteRequest`] for `CREATE SPATIAL INDEX` and its equivalent
+//! `CALL <catalog>.system.rewrite_data_files(...)`, a [`CreateTableRequest`] for `CREATE TABLE`
+//! with `geometry(<srid>)` / `geography(<crs>)` columns, a [`SelectRequest`] for
+//! `SELECT count(*)` / `EXPLAIN SELECT`, and the `SHOW` / `DESCRIBE` forms. WHERE clauses
+//! become a [`Predicate`] tree whose spatial leaves carry the query window as WKB and bbox,
+//! so that the scan can prune files by their bounds ([`Predicate::spatial_filters`]).
+//!
+//! Expressions, literals and names are parsed by `sqlparser` (Spark SQL lexing); a small front
+//! handles the statement keywords. Every request renders back to a canonical statement
+//! (`to_sql()`), and parsing that gives an equal request. Bad or hostile input gets a
+//! [`SqlError`] naming the problem and the fix, never a panic; length, nesting and operator
+//! count are limited before parsing.
+//!
+//! This is a table tool, not an SQL engine: anything else is [`SqlError::Unsupported`].
+//!
+//! ```
+//! use geoberg_sql::{parse, RewriteStrategy, Statement};
+//!
+//! let create = parse("CREATE SPATIAL INDEX FOR cat.db.t USING hilbert(geom, 10) WHERE state = 'CA'")?;
+//! let call = parse(
+//!     "CALL cat.system.rewrite_data_files(table => 'db.t', strategy => 'sort', \
+//!      sort_order => 'hilbert(geom, 10)', where => \"state = 'CA'\", \
+//!      options => map('rewrite-all', 'true'))",
+//! )?;
+//! assert_eq!(create, call);
+//!
+//! let Statement::Rewrite(request) = &create else { unreachable!() };
+//! let RewriteStrategy::Hilbert(index) = &request.strategy else { unreachable!() };
+//! assert_eq!((index.column.as_str(), index.precision), ("geom", 10));
+//! assert_eq!(parse(&create.to_sql())?, create);
+//!
+//! let query = parse(
+//!     "SELECT count(*) FROM db.t WHERE id > 5 AND \
+//!      ST_Intersects(geom, ST_MakeEnvelope(0, 0, 10, 10, 4326))",
+//! )?;
+//! let Statement::Select(select) = query else { unreachable!() };
+//! let filter = select.filter.unwrap();
+//! assert_eq!(filter.spatial_filters()[0].pruning_bbox().max_x, 10.0);
+//! assert_eq!(filter.non_spatial().unwrap().to_sql(), "id > 5");
+//! # Ok::<(), geoberg_sql::SqlError>(())
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod create_table;
+mod error;
+mod front;
+mod name;
+mod predicate;
+mod query;
+mod rewrite;
+mod spatial;
+mod statement;
+
+pub use create_table::{
+    Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,
+};
+pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
+pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
+pub use geoberg_crs::{Crs, EdgeAlgorithm};
+pub use name::TableName;
+pub use predicate::{CompareOp, Literal, Predicate};
+pub use query::{Projection, SelectRequest};
+pub use rewrite::{
+    CurveBounds, HilbertIndex, MAX_PRECISION, REWRITE_ALL, RewriteRequest, RewriteStrategy,
+};
+pub use spatial::{BoundingBox, SpatialFilter, SpatialRelation, Window};
+pub use statement::{Statement, parse};
+
+/// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for
+/// `geoberg audit --where`.
+pub fn parse_condition(sql: &str) -> Result<Predicate, SqlError> {
+    let mut front = front::Front::new(sql)?;
+    let expr = front.expr()?;
+    front.finish()?;
+    predicate::predicate_from_expr(&expr)
+}

@@ -1,0 +1,514 @@
+use std::collections::BTreeMap;
+use std::fmt;
+
+use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+use sqlparser::tokenizer::Token;
+
+use crate::error::SqlError;
+use crate::front::Front;
+use crate::name::{TableName, quote_ident, quote_string};
+use crate::predicate::{
+    Literal, Predicate, column_name, float, function_name, literal, positional_args,
+    predicate_from_expr,
+};
+
+/// The option that makes a rewrite take every file, not only those Iceberg's size rules pick.
+/// `CREATE SPATIAL INDEX` sets it to `true`.
+pub const REWRITE_ALL: &str = "rewrite-all";
+
+/// Finest Hilbert precision (bits per axis), as in WherobotsDB.
+pub const MAX_PRECISION: u8 = 32;
+
+/// The box a Hilbert curve spans; every geometry's bbox centre must fall inside it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurveBounds {
+    /// Smallest x.
+    pub min_x: f64,
+    /// Smallest y.
+    pub min_y: f64,
+    /// Largest x.
+    pub max_x: f64,
+    /// Largest y.
+    pub max_y: f64,
+}
+
+impl CurveBounds {
+    /// Bounds that are finite with `min < max` on both axes.
+    pub fn new(min_x: f64, min_y: f64, max_x: f64, max_y: f64) -> Result<Self, SqlError> {
+        let reason = if ![min_x, min_y, max_x, max_y].iter().all(|v| v.is_finite()) {
+            Some("every bound must be a finite number")
+        } else if min_x >= max_x || min_y >= max_y {
+            Some("minX must be < maxX and minY < maxY; the order is (minX, minY, maxX, maxY)")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(SqlError::InvalidBounds {
+                min_x,
+                min_y,
+                max_x,
+                max_y,
+                reason: reason.to_string(),
+            }),
+            None => Ok(CurveBounds {
+                min_x,
+                min_y,
+                max_x,
+                max_y,
+            }),
+        }
+    }
+}
+
+/// `hilbert(column, precision[, minX, minY, maxX, maxY])`: sort rows by the Hilbert index of
+/// each geometry's bbox centre. Without bounds the curve spans WGS84 lon/lat; whether that fits
+/// the column's CRS is checked at execution (by the `crs` crate), where the column is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HilbertIndex {
+    /// The geometry column.
+    pub column: String,
+    /// Bits per axis, 1..=32.
+    pub precision: u8,
+    /// Explicit curve bounds, or `None` for the WGS84 default.
+    pub bounds: Option<CurveBounds>,
+}
+
+impl fmt::Display for HilbertIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "hilbert({}, {}",
+            quote_ident(&self.column),
+            self.precision
+        )?;
+        if let Some(b) = self.bounds {
+            write!(
+                f,
+                ", {:?}, {:?}, {:?}, {:?}",
+                b.min_x, b.min_y, b.max_x, b.max_y
+            )?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// How `rewrite_data_files` rewrites the selected files.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RewriteStrategy {
+    /// `strategy => 'sort', sort_order => 'hilbert(...)'` or `CREATE SPATIAL INDEX`.
+    Hilbert(HilbertIndex),
+    /// Iceberg's default: combine small files and split large ones, without sorting. Parsed so
+    /// the executor can run or refuse it with its own message.
+    BinPack,
+}
+
+/// One request to rewrite a table's data files: what `CREATE SPATIAL INDEX` and
+/// `CALL <catalog>.system.rewrite_data_files(...)` both mean.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewriteRequest {
+    /// The table, with the procedure's catalog in front when the argument had none.
+    pub table: TableName,
+    /// Sort or bin-pack.
+    pub strategy: RewriteStrategy,
+    /// Only files that may hold rows matching this are rewritten.
+    pub filter: Option<Predicate>,
+    /// `rewrite_data_files` options (`target-file-size-bytes`, `rewrite-all`, ...). Keys are
+    /// checked by the executor, which knows the valid set.
+    pub options: BTreeMap<String, String>,
+}
+
+impl RewriteRequest {
+    /// The Hilbert index, when this request sorts by one.
+    pub fn hilbert(&self) -> Option<&HilbertIndex> {
+        match &self.strategy {
+            RewriteStrategy::Hilbert(h) => Some(h),
+            RewriteStrategy::BinPack => None,
+        }
+    }
+
+    /// Whether `rewrite-all` is set to true (always for `CREATE SPATIAL INDEX`).
+    pub fn rewrite_all(&self) -> bool {
+        self.options
+            .get(REWRITE_ALL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+
+    /// The canonical statement: `CREATE SPATIAL INDEX` when that form says it all (a Hilbert
+    /// sort with `rewrite-all` true), else the `CALL` form.
+    pub fn to_sql(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for RewriteRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (
+            &self.strategy,
+            self.options.get(REWRITE_ALL).map(String::as_str),
+        ) {
+            (RewriteStrategy::Hilbert(h), Some("true")) => {
+                write!(f, "CREATE SPATIAL INDEX FOR {} USING {h}", self.table)?;
+                if let Some(p) = &self.filter {
+                    write!(f, " WHERE {p}")?;
+                }
+                let rest: Vec<_> = self
+                    .options
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != REWRITE_ALL)
+                    .collect();
+                if !rest.is_empty() {
+                    write!(f, " OPTIONS {}", render_map(rest))?;
+                }
+                Ok(())
+            }
+            _ => {
+                match self.table.catalog() {
+                    Some(c) => write!(f, "CALL {}.system.rewrite_data_files(", quote_ident(c))?,
+                    None => f.write_str("CALL system.rewrite_data_files(")?,
+                }
+                let table = self.table.without_catalog().to_string();
+                write!(f, "table => {}", quote_string(&table))?;
+                match &self.strategy {
+                    RewriteStrategy::Hilbert(h) => write!(
+                        f,
+                        ", strategy => 'sort', sort_order => {}",
+                        quote_string(&h.to_string())
+                    )?,
+                    RewriteStrategy::BinPack => f.write_str(", strategy => 'binpack'")?,
+                }
+                if let Some(p) = &self.filter {
+                    write!(f, ", where => {}", quote_string(&p.to_string()))?;
+                }
+                if !self.options.is_empty() {
+                    write!(
+                        f,
+                        ", options => {}",
+                        render_map(self.options.iter().collect())
+                    )?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+fn render_map(entries: Vec<(&String, &String)>) -> String {
+    let items: Vec<String> = entries
+        .into_iter()
+        .map(|(k, v)| format!("{}, {}", quote_string(k), quote_string(v)))
+        .collect();
+    format!("map({})", items.join(", "))
+}
+
+/// After `CREATE SPATIAL INDEX FOR`.
+pub(crate) fn parse_create_spatial_index(
+    front: &mut Front<'_>,
+) -> Result<RewriteRequest, SqlError> {
+    let table = front.table_name()?;
+    front.expect_word("USING")?;
+    if !matches!(&front.peek().token, Token::Word(w) if w.value.eq_ignore_ascii_case("hilbert")) {
+        return Err(SqlError::Unsupported {
+            statement: format!("CREATE SPATIAL INDEX ... USING {}", front.peek().token),
+        });
+    }
+    let index = hilbert(&front.expr()?)?;
+    let filter = if front.word("WHERE") {
+        Some(predicate_from_expr(&front.expr()?)?)
+    } else {
+        None
+    };
+    let mut options = if front.word("OPTIONS") {
+        options_map(&front.expr()?)?
+    } else {
+        BTreeMap::new()
+    };
+    options
+        .entry(REWRITE_ALL.to_string())
+        .or_insert_with(|| "true".to_string());
+    front.finish()?;
+    Ok(RewriteRequest {
+        table,
+        strategy: RewriteStrategy::Hilbert(index),
+        filter,
+        options,
+    })
+}
+
+/// The `rewrite_data_files` arguments, in Iceberg's positional order.
+const CALL_ARGS: [&str; 5] = ["table", "strategy", "sort_order", "options", "where"];
+
+/// After `CALL`.
+pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<RewriteRequest, SqlError> {
+    let call = front.expr()?;
+    front.finish()?;
+    let Expr::Function(function) = &call else {
+        return Err(SqlError::Unsupported {
+            statement: format!("CALL {call}"),
+        });
+    };
+    let name: Vec<String> = function.name.0.iter().map(|p| p.to_string()).collect();
+    let catalog = match name
+        .iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [system, proc] if system == "system" && proc == "rewrite_data_files" => None,
+        [_, system, proc] if system == "system" && proc == "rewrite_data_files" => {
+            function.name.0[0].as_ident().map(|i| i.value.clone())
+        }
+        _ => {
+            return Err(SqlError::Unsupported {
+                statement: format!("CALL {}", function_name(function)),
+            });
+        }
+    };
+    let FunctionArguments::List(list) = &function.args else {
+        return Err(SqlError::invalid(
+            "CALL rewrite_data_files",
+            "it needs arguments, at least table => '<ns.table>'",
+        ));
+    };
+    let mut args: [Option<&Expr>; 5] = [None; 5];
+    for (i, arg) in list.args.iter().enumerate() {
+        let (slot, value) = match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => (i, e),
+            FunctionArg::Named {
+                name,
+                arg: FunctionArgExpr::Expr(e),
+                ..
+            } => match CALL_ARGS
+                .iter()
+                .position(|a| a.eq_ignore_ascii_case(&name.value))
+            {
+                Some(slot) => (slot, e),
+                None => {
+                    return Err(SqlError::invalid(
+                        format!("argument `{}`", name.value),
+                        format!(
+                            "rewrite_data_files has no such argument; valid ones are {}",
+                            CALL_ARGS.join(", ")
+                        ),
+                    ));
+                }
+            },
+            other => {
+                return Err(SqlError::invalid(
+                    format!("argument `{other}`"),
+                    "write arguments as name => value",
+                ));
+            }
+        };
+        if slot >= CALL_ARGS.len() {
+            return Err(SqlError::invalid(
+                "CALL rewrite_data_files",
+                format!("it takes at most {} arguments", CALL_ARGS.len()),
+            ));
+        }
+        if args[slot].replace(value).is_some() {
+            return Err(SqlError::invalid(
+                format!("argument `{}`", CALL_ARGS[slot]),
+                "it is given twice; give it once",
+            ));
+        }
+    }
+    let [table, strategy, sort_order, options, filter] = args;
+    let table = table.ok_or_else(|| {
+        SqlError::invalid(
+            "CALL rewrite_data_files",
+            "the table argument is missing; add table => '<ns.table>'",
+        )
+    })?;
+    let table = in_string("table", table, |f| {
+        let name = f.table_name()?;
+        f.finish()?;
+        Ok(name)
+    })?
+    .in_catalog(catalog.as_deref());
+    let strategy_name = strategy
+        .map(|s| string_arg("strategy", s))
+        .transpose()?
+        .map(|s| s.to_ascii_lowercase());
+    let strategy = match (strategy_name.as_deref(), sort_order) {
+        (None | Some("sort"), Some(order)) => {
+            let index = in_string("sort_order", order, |f| {
+                let index = hilbert(&f.expr()?)?;
+                f.finish()?;
+                Ok(index)
+            })?;
+            RewriteStrategy::Hilbert(index)
+        }
+        (Some("sort"), None) => {
+            return Err(SqlError::invalid(
+                "argument `strategy`",
+                "'sort' needs a sort order; add sort_order => 'hilbert(<geom>, <precision>)'",
+            ));
+        }
+        (None | Some("binpack"), None) => RewriteStrategy::BinPack,
+        (Some("binpack"), Some(_)) => {
+            return Err(SqlError::invalid(
+                "argument `strategy`",
+                "'binpack' does not sort; use strategy => 'sort' with sort_order, or drop sort_order",
+            ));
+        }
+        (Some(other), _) => {
+            return Err(SqlError::invalid(
+                "argument `strategy`",
+                format!(
+                    "'{other}' is not a strategy; use 'sort' (with sort_order => 'hilbert(...)') or 'binpack'"
+                ),
+            ));
+        }
+    };
+    let filter = filter
+        .map(|w| {
+            in_string("where", w, |f| {
+                let expr = f.expr()?;
+                f.finish()?;
+                predicate_from_expr(&expr)
+            })
+        })
+        .transpose()?;
+    let options = options.map(options_map).transpose()?.unwrap_or_default();
+    Ok(RewriteRequest {
+        table,
+        strategy,
+        filter,
+        options,
+    })
+}
+
+fn string_arg(argument: &str, expr: &Expr) -> Result<String, SqlError> {
+    match literal(expr) {
+        Ok(Literal::String(s)) => Ok(s),
+        _ => Err(SqlError::invalid(
+            format!("argument `{argument}`"),
+            format!("expected a quoted string, found {expr}"),
+        )),
+    }
+}
+
+/// Parses SQL held in a string argument, positioning errors within that string.
+fn in_string<T>(
+    argument: &'static str,
+    expr: &Expr,
+    parse: impl FnOnce(&mut Front<'_>) -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
+    let text = string_arg(argument, expr)?;
+    Front::new(&text)
+        .and_then(|mut front| parse(&mut front))
+        .map_err(|source| SqlError::InArgument {
+            argument,
+            source: Box::new(source),
+        })
+}
+
+/// `hilbert(col, precision[, minX, minY, maxX, maxY])`.
+fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
+    let usage = "write hilbert(<geom>, <precision>) or \
+                 hilbert(<geom>, <precision>, <minX>, <minY>, <maxX>, <maxY>)";
+    let function = match expr {
+        Expr::Function(f) if function_name(f).eq_ignore_ascii_case("hilbert") => f,
+        _ => {
+            return Err(SqlError::Unsupported {
+                statement: format!(
+                    "sort order `{expr}` ({usage}; only Hilbert sorting is supported)"
+                ),
+            });
+        }
+    };
+    let args = positional_args(function, expr)?;
+    if args.len() != 2 && args.len() != 6 {
+        return Err(SqlError::invalid(
+            format!("`{expr}`"),
+            format!(
+                "hilbert takes 2 or 6 arguments, got {}; {usage}",
+                args.len()
+            ),
+        ));
+    }
+    let column = column_name(args[0]).ok_or_else(|| {
+        SqlError::invalid(
+            format!("`{expr}`"),
+            format!(
+                "the first argument must be the geometry column, found {}",
+                args[0]
+            ),
+        )
+    })?;
+    let precision = match literal(args[1]) {
+        Ok(Literal::Integer(p)) if (1..=i64::from(MAX_PRECISION)).contains(&p) => p as u8,
+        _ => {
+            return Err(SqlError::PrecisionOutOfRange {
+                value: args[1].to_string(),
+            });
+        }
+    };
+    let bounds = if args.len() == 6 {
+        let v = args[2..]
+            .iter()
+            .map(|a| float(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        Some(CurveBounds::new(v[0], v[1], v[2], v[3])?)
+    } else {
+        None
+    };
+    Ok(HilbertIndex {
+        column,
+        precision,
+        bounds,
+    })
+}
+
+/// `map('k', 'v', ...)`, the options of both statement forms.
+fn options_map(expr: &Expr) -> Result<BTreeMap<String, String>, SqlError> {
+    let usage = "write map('<key>', '<value>', ...)";
+    let function = match expr {
+        Expr::Function(f) if function_name(f).eq_ignore_ascii_case("map") => f,
+        _ => {
+            return Err(SqlError::invalid(
+                format!("options `{expr}`"),
+                format!("expected a map; {usage}"),
+            ));
+        }
+    };
+    let args = positional_args(function, expr)?;
+    if args.len() % 2 != 0 {
+        return Err(SqlError::invalid(
+            format!("options `{expr}`"),
+            format!(
+                "map needs key, value pairs, got {} items; {usage}",
+                args.len()
+            ),
+        ));
+    }
+    let mut map = BTreeMap::new();
+    for pair in args.chunks(2) {
+        let key = match literal(pair[0]) {
+            Ok(Literal::String(k)) => k,
+            _ => {
+                return Err(SqlError::invalid(
+                    format!("option key {}", pair[0]),
+                    format!("keys must be quoted strings; {usage}"),
+                ));
+            }
+        };
+        let value = match literal(pair[1]) {
+            Ok(Literal::String(v)) => v,
+            Ok(other) => other.to_string(),
+            Err(_) => {
+                return Err(SqlError::invalid(
+                    format!("option `{key}`"),
+                    format!("its value {} must be a literal; {usage}", pair[1]),
+                ));
+            }
+        };
+        if map.insert(key.clone(), value).is_some() {
+            return Err(SqlError::invalid(
+                format!("option `{key}`"),
+                "it is given twice; give it once",
+            ));
+        }
+    }
+    Ok(map)
+}

@@ -1,0 +1,139 @@
+use std::fmt;
+
+use sqlparser::tokenizer::Token;
+
+use crate::create_table::{CreateTableRequest, parse_create_table};
+use crate::error::SqlError;
+use crate::front::Front;
+use crate::name::{TableName, quote_string};
+use crate::query::{SelectRequest, parse_select};
+use crate::rewrite::{RewriteRequest, parse_call, parse_create_spatial_index};
+
+/// One parsed statement: a typed request for the `table` crate or the CLI to execute.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// `CREATE SPATIAL INDEX ...` or `CALL ... rewrite_data_files(...)`.
+    Rewrite(RewriteRequest),
+    /// `CREATE TABLE ...`.
+    CreateTable(CreateTableRequest),
+    /// `SHOW CREATE TABLE t`.
+    ShowCreateTable(TableName),
+    /// `SHOW TBLPROPERTIES t [('key')]`.
+    ShowTblProperties {
+        /// The table.
+        table: TableName,
+        /// Show only this property.
+        key: Option<String>,
+    },
+    /// `DESCRIBE [TABLE] t`.
+    Describe(TableName),
+    /// `EXPLAIN SELECT ...`: the pruning plan of a scan.
+    Explain(SelectRequest),
+    /// `SELECT ...`: a filtered scan.
+    Select(SelectRequest),
+}
+
+impl Statement {
+    /// The canonical statement text; parsing it gives an equal `Statement`.
+    pub fn to_sql(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Statement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Statement::Rewrite(r) => write!(f, "{r}"),
+            Statement::CreateTable(c) => write!(f, "{c}"),
+            Statement::ShowCreateTable(t) => write!(f, "SHOW CREATE TABLE {t}"),
+            Statement::ShowTblProperties { table, key } => {
+                write!(f, "SHOW TBLPROPERTIES {table}")?;
+                if let Some(k) = key {
+                    write!(f, " ({})", quote_string(k))?;
+                }
+                Ok(())
+            }
+            Statement::Describe(t) => write!(f, "DESCRIBE TABLE {t}"),
+            Statement::Explain(s) => write!(f, "EXPLAIN {s}"),
+            Statement::Select(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+/// Parses one statement (an optional trailing `;` is allowed).
+///
+/// Keywords are case-insensitive; names may be dotted and backtick-quoted. Input over
+/// [`crate::MAX_STATEMENT_BYTES`], nested deeper than [`crate::MAX_NESTING_DEPTH`] or with more
+/// than [`crate::MAX_OPERATORS`] operators is refused before parsing.
+pub fn parse(sql: &str) -> Result<Statement, SqlError> {
+    let mut front = Front::new(sql)?;
+    if front.words(&["CREATE", "SPATIAL", "INDEX"]) {
+        front.expect_word("FOR")?;
+        return parse_create_spatial_index(&mut front).map(Statement::Rewrite);
+    }
+    if front.words(&["CREATE", "TABLE"]) {
+        return parse_create_table(&mut front).map(Statement::CreateTable);
+    }
+    if front.word("CALL") {
+        return parse_call(&mut front).map(Statement::Rewrite);
+    }
+    if front.words(&["SHOW", "CREATE", "TABLE"]) {
+        let table = front.table_name()?;
+        front.finish()?;
+        return Ok(Statement::ShowCreateTable(table));
+    }
+    if front.words(&["SHOW", "TBLPROPERTIES"]) {
+        let table = front.table_name()?;
+        let key = if front.consume(&Token::LParen) {
+            let key = front.string()?;
+            front.expect(&Token::RParen)?;
+            Some(key)
+        } else {
+            None
+        };
+        front.finish()?;
+        return Ok(Statement::ShowTblProperties { table, key });
+    }
+    if front.word("DESCRIBE") || front.word("DESC") {
+        front.word("TABLE");
+        let table = front.table_name()?;
+        front.finish()?;
+        return Ok(Statement::Describe(table));
+    }
+    if front.word("EXPLAIN") {
+        if !front.word("SELECT") {
+            return Err(SqlError::Unsupported {
+                statement: format!("EXPLAIN {}", front.peek().token),
+            });
+        }
+        return parse_select(&mut front).map(Statement::Explain);
+    }
+    if front.word("SELECT") {
+        return parse_select(&mut front).map(Statement::Select);
+    }
+    Err(unsupported_statement(&mut front))
+}
+
+/// Names the statement kind from its first words (`CREATE VIEW`, `DROP TABLE`, `INSERT`).
+fn unsupported_statement(front: &mut Front<'_>) -> SqlError {
+    if !matches!(front.peek().token, Token::Word(_) | Token::EOF) {
+        return front.error_here(
+            "expected a statement keyword such as CREATE, CALL, SHOW, DESCRIBE, EXPLAIN or SELECT",
+        );
+    }
+    let mut words = Vec::new();
+    for _ in 0..2 {
+        match front.next().token {
+            Token::Word(w) => words.push(w.value.to_uppercase()),
+            Token::EOF if words.is_empty() => {
+                return SqlError::Unsupported {
+                    statement: "an empty statement".to_string(),
+                };
+            }
+            _ => break,
+        }
+    }
+    SqlError::Unsupported {
+        statement: words.join(" "),
+    }
+}

@@ -1,0 +1,425 @@
+//! Properties: no input makes the parser panic, and every request survives `to_sql` → `parse`.
+
+use std::collections::BTreeMap;
+
+use geoberg_sql::{
+    BoundingBox, Column, ColumnType, CompareOp, CreateTableRequest, Crs, CurveBounds,
+    EdgeAlgorithm, HilbertIndex, Literal, PartitionField, PartitionTransform, Predicate,
+    Projection, RewriteRequest, RewriteStrategy, SelectRequest, SpatialFilter, SpatialRelation,
+    Statement, TableName, Window, parse,
+};
+use proptest::prelude::*;
+
+const VALID: &[&str] = &[
+    "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10, -180, -90, 180, 90) WHERE state = 'CA' OPTIONS map('target-file-size-bytes', '10485760')",
+    "CALL wherobots.system.rewrite_data_files(table => 'db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)', where => \"a IN (1, 2) AND b IS NOT NULL\", options => map('rewrite-all', 'true'))",
+    "CREATE TABLE IF NOT EXISTS c.db.t (id bigint NOT NULL COMMENT 'k', g geography('OGC:CRS84', spherical), geom geometry(4326), d decimal(10, 2), ts timestamp) USING iceberg PARTITIONED BY (bucket(4, id), days(ts)) TBLPROPERTIES ('format-version' = '3')",
+    "EXPLAIN SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))', 4326)) AND NOT (x BETWEEN 1 AND 2)",
+    "SELECT count(*) FROM db.t WHERE ST_DWithin(ST_MakeEnvelope(-1.5, -2, 3e2, 4, 3857), geom, 10) OR y <> 'a''b'",
+    "SHOW TBLPROPERTIES db.t ('format-version')",
+];
+
+/// Tokens that steer the parser into its deeper paths when spliced into a statement.
+const SPLICE: &[&str] = &[
+    "(",
+    ")",
+    ",",
+    "'",
+    "\"",
+    "`",
+    "=>",
+    "NOT ",
+    " AND ",
+    " OR ",
+    "-",
+    "1e999",
+    "9999999999999999999999",
+    "ST_GeomFromText('",
+    "ST_MakeEnvelope(",
+    "map(",
+    "hilbert(",
+    "GEOMETRYCOLLECTION(",
+    "EMPTY",
+    ";",
+    "\\",
+    "NULL",
+    "*",
+    ".",
+    "\u{0}",
+    "é",
+    "\n",
+];
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Delete(usize, usize),
+    Insert(usize, usize),
+    Duplicate(usize, usize),
+    Truncate(usize),
+}
+
+fn mutate(sql: &str, mutations: &[Mutation]) -> String {
+    let mut chars: Vec<char> = sql.chars().collect();
+    for m in mutations {
+        let n = chars.len().max(1);
+        match *m {
+            Mutation::Delete(at, len) => {
+                let at = at % n;
+                let end = (at + len % 8).min(chars.len());
+                if at < end {
+                    chars.drain(at..end);
+                }
+            }
+            Mutation::Insert(at, token) => {
+                let at = (at % n).min(chars.len());
+                let token: Vec<char> = SPLICE[token % SPLICE.len()].chars().collect();
+                chars.splice(at..at, token);
+            }
+            Mutation::Duplicate(at, len) => {
+                let at = at % n;
+                let end = (at + len % 16).min(chars.len());
+                if at < end {
+                    let copy: Vec<char> = chars[at..end].to_vec();
+                    chars.splice(at..at, copy);
+                }
+            }
+            Mutation::Truncate(at) => chars.truncate(at % n),
+        }
+    }
+    chars.into_iter().collect()
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Delete(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Insert(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Duplicate(a, b)),
+        any::<usize>().prop_map(Mutation::Truncate),
+    ]
+}
+
+fn ident() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z_][a-z0-9_]{0,6}",
+        1 => prop::sample::select(vec![
+            "select", "from", "where", "date", "timestamp", "table", "and", "not", "null", "true",
+            "interval", "case", "map", "comment", "limit", "using", "options", "count", "id", "data",
+        ])
+        .prop_map(String::from),
+        1 => "[^\u{0}]{1,5}",
+    ]
+}
+
+fn table_name() -> impl Strategy<Value = TableName> {
+    prop::collection::vec(ident(), 1..=3).prop_map(|parts| TableName::new(parts).unwrap())
+}
+
+fn literal() -> impl Strategy<Value = Literal> {
+    prop_oneof![
+        any::<bool>().prop_map(Literal::Boolean),
+        any::<i64>().prop_map(Literal::Integer),
+        (prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO)
+            .prop_map(Literal::Float),
+        ".{0,8}".prop_map(Literal::String),
+    ]
+}
+
+fn coordinate() -> impl Strategy<Value = f64> {
+    prop_oneof![-1e7..1e7f64, (-1000i32..1000).prop_map(f64::from)]
+}
+
+fn window() -> impl Strategy<Value = Window> {
+    let srid = prop::option::of(0i32..100_000);
+    prop_oneof![
+        (
+            coordinate(),
+            coordinate(),
+            0.0..1e3f64,
+            0.0..1e3f64,
+            srid.clone()
+        )
+            .prop_map(|(x, y, w, h, srid)| {
+                let bbox = BoundingBox {
+                    min_x: x,
+                    min_y: y,
+                    max_x: x + w,
+                    max_y: y + h,
+                };
+                Window::from_envelope(bbox, srid).unwrap()
+            }),
+        (coordinate(), coordinate(), srid.clone()).prop_map(|(x, y, srid)| Window::from_wkt(
+            &format!("POINT ({x:?} {y:?})"),
+            srid
+        )
+        .unwrap()),
+        (
+            prop::collection::vec((coordinate(), coordinate()), 2..6),
+            srid
+        )
+            .prop_map(|(pts, srid)| {
+                let pts: Vec<String> = pts.iter().map(|(x, y)| format!("{x:?} {y:?}")).collect();
+                Window::from_wkt(&format!("LINESTRING ({})", pts.join(", ")), srid).unwrap()
+            }),
+    ]
+}
+
+fn leaf() -> impl Strategy<Value = Predicate> {
+    let op = prop::sample::select(vec![
+        CompareOp::Eq,
+        CompareOp::NotEq,
+        CompareOp::Lt,
+        CompareOp::LtEq,
+        CompareOp::Gt,
+        CompareOp::GtEq,
+    ]);
+    let relation = prop_oneof![
+        Just(SpatialRelation::Intersects),
+        Just(SpatialRelation::Contains),
+        Just(SpatialRelation::Within),
+        (0.0..1e4f64).prop_map(SpatialRelation::DWithin),
+    ];
+    prop_oneof![
+        (ident(), op, literal()).prop_map(|(column, op, value)| Predicate::Compare {
+            column,
+            op,
+            value
+        }),
+        (
+            ident(),
+            prop::collection::vec(literal(), 1..4),
+            any::<bool>()
+        )
+            .prop_map(|(column, values, negated)| Predicate::In {
+                column,
+                values,
+                negated
+            }),
+        (ident(), literal(), literal(), any::<bool>()).prop_map(|(column, low, high, negated)| {
+            Predicate::Between {
+                column,
+                low,
+                high,
+                negated,
+            }
+        }),
+        (ident(), any::<bool>())
+            .prop_map(|(column, negated)| Predicate::IsNull { column, negated }),
+        (ident(), relation, window()).prop_map(|(column, relation, window)| {
+            Predicate::Spatial(SpatialFilter {
+                column,
+                relation,
+                window,
+            })
+        }),
+    ]
+}
+
+fn predicate() -> impl Strategy<Value = Predicate> {
+    leaf().prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| Predicate::and(v).unwrap()),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| Predicate::or(v).unwrap()),
+            inner.prop_map(|p| Predicate::Not(Box::new(p))),
+        ]
+    })
+}
+
+fn string_map() -> impl Strategy<Value = BTreeMap<String, String>> {
+    prop::collection::btree_map(
+        prop_oneof![Just("rewrite-all".to_string()), ".{0,6}"],
+        prop_oneof![Just("true".to_string()), ".{0,6}"],
+        0..3,
+    )
+}
+
+fn rewrite() -> impl Strategy<Value = RewriteRequest> {
+    let bounds = prop::option::of(
+        (coordinate(), coordinate(), 1e-3..1e7f64, 1e-3..1e7f64)
+            .prop_map(|(x, y, w, h)| CurveBounds::new(x, y, x + w, y + h).unwrap()),
+    );
+    let strategy = prop_oneof![
+        Just(RewriteStrategy::BinPack),
+        (ident(), 1u8..=32, bounds).prop_map(|(column, precision, bounds)| {
+            RewriteStrategy::Hilbert(HilbertIndex {
+                column,
+                precision,
+                bounds,
+            })
+        }),
+    ];
+    (
+        table_name(),
+        strategy,
+        prop::option::of(predicate()),
+        string_map(),
+    )
+        .prop_map(|(table, strategy, filter, options)| RewriteRequest {
+            table,
+            strategy,
+            filter,
+            options,
+        })
+}
+
+fn column_type() -> impl Strategy<Value = ColumnType> {
+    let crs = prop_oneof![
+        (0i32..100_000).prop_map(Crs::Srid),
+        (1i32..100_000).prop_map(Crs::Epsg),
+        Just(Crs::OgcCrs84),
+        "[a-z_]{1,8}".prop_map(Crs::Projjson),
+        ("[A-Z][A-Z0-9_-]{0,5}", "[A-Za-z0-9_.]{1,6}").prop_filter_map(
+            "a named authority",
+            |(authority, code)| {
+                let crs = format!("{authority}:{code}").parse::<Crs>().ok()?;
+                matches!(crs, Crs::Other { .. }).then_some(crs)
+            }
+        ),
+    ];
+    let algorithm = prop::sample::select(vec![
+        EdgeAlgorithm::Spherical,
+        EdgeAlgorithm::Vincenty,
+        EdgeAlgorithm::Thomas,
+        EdgeAlgorithm::Andoyer,
+        EdgeAlgorithm::Karney,
+    ]);
+    prop_oneof![
+        prop::sample::select(vec![
+            ColumnType::Boolean,
+            ColumnType::Int,
+            ColumnType::Long,
+            ColumnType::Float,
+            ColumnType::Double,
+            ColumnType::Date,
+            ColumnType::Timestamp,
+            ColumnType::TimestampNtz,
+            ColumnType::String,
+            ColumnType::Binary,
+            ColumnType::Uuid,
+        ]),
+        (1u8..=38)
+            .prop_flat_map(|p| (Just(p), 0..=p))
+            .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
+        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geometry { crs }),
+        Just(ColumnType::Geography {
+            crs: None,
+            algorithm: None
+        }),
+        (crs, prop::option::of(algorithm)).prop_map(|(crs, algorithm)| ColumnType::Geography {
+            crs: Some(crs),
+            algorithm
+        }),
+    ]
+}
+
+fn create_table() -> impl Strategy<Value = CreateTableRequest> {
+    let column = (
+        ident(),
+        column_type(),
+        any::<bool>(),
+        prop::option::of(".{0,6}"),
+    )
+        .prop_map(|(name, data_type, required, comment)| Column {
+            name,
+            data_type,
+            required,
+            comment,
+        });
+    let transform = prop_oneof![
+        Just(PartitionTransform::Identity),
+        (1u32..1000).prop_map(PartitionTransform::Bucket),
+        (1u32..1000).prop_map(PartitionTransform::Truncate),
+        Just(PartitionTransform::Year),
+        Just(PartitionTransform::Month),
+        Just(PartitionTransform::Day),
+        Just(PartitionTransform::Hour),
+    ];
+    (
+        table_name(),
+        any::<bool>(),
+        prop::collection::vec(column, 1..5),
+        prop::collection::vec((any::<prop::sample::Index>(), transform), 0..3),
+        string_map(),
+    )
+        .prop_map(|(table, if_not_exists, mut columns, parts, properties)| {
+            let mut seen = std::collections::HashSet::new();
+            columns.retain(|c| seen.insert(c.name.to_lowercase()));
+            let partitioning = parts
+                .into_iter()
+                .map(|(i, transform)| PartitionField {
+                    column: i.get(&columns).name.clone(),
+                    transform,
+                })
+                .collect();
+            CreateTableRequest {
+                table,
+                if_not_exists,
+                columns,
+                partitioning,
+                properties,
+            }
+        })
+}
+
+fn select() -> impl Strategy<Value = SelectRequest> {
+    let projection = prop_oneof![
+        Just(Projection::CountStar),
+        Just(Projection::All),
+        prop::collection::vec(ident(), 1..4).prop_map(Projection::Columns),
+    ];
+    (
+        table_name(),
+        projection,
+        prop::option::of(predicate()),
+        prop::option::of(any::<u64>()),
+    )
+        .prop_map(|(table, projection, filter, limit)| SelectRequest {
+            table,
+            projection,
+            filter,
+            limit,
+        })
+}
+
+fn statement() -> impl Strategy<Value = Statement> {
+    prop_oneof![
+        rewrite().prop_map(Statement::Rewrite),
+        create_table().prop_map(Statement::CreateTable),
+        select().prop_map(Statement::Select),
+        select().prop_map(Statement::Explain),
+        table_name().prop_map(Statement::ShowCreateTable),
+        table_name().prop_map(Statement::Describe),
+        (table_name(), prop::option::of(".{0,6}"))
+            .prop_map(|(table, key)| Statement::ShowTblProperties { table, key }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_text_never_panics(sql in "\\PC{0,200}") {
+        let _ = parse(&sql);
+    }
+
+    #[test]
+    fn mutated_statements_never_panic(
+        base in prop::sample::select(VALID),
+        mutations in prop::collection::vec(mutation(), 1..6),
+    ) {
+        let _ = parse(&mutate(base, &mutations));
+    }
+
+    #[test]
+    fn to_sql_parses_back_to_the_same_request(statement in statement()) {
+        let sql = statement.to_sql();
+        let parsed = parse(&sql);
+        prop_assert_eq!(parsed.as_ref().ok(), Some(&statement), "{} -> {:?}", sql, parsed.as_ref().err());
+    }
+}
+
+#[test]
+fn the_valid_seeds_parse() {
+    for sql in VALID {
+        parse(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}

@@ -1,0 +1,496 @@
+//! Table-driven tests: valid statements and their requests, and every error with its fix.
+
+use std::collections::BTreeMap;
+
+use geoberg_sql::{
+    ColumnType, CompareOp, Crs, CurveBounds, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
+    PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy, SpatialRelation,
+    SqlError, Statement, TableName, parse, parse_condition,
+};
+
+fn table(parts: &[&str]) -> TableName {
+    TableName::new(parts.iter().map(|p| p.to_string()).collect()).unwrap()
+}
+
+fn rewrite(sql: &str) -> RewriteRequest {
+    match parse(sql) {
+        Ok(Statement::Rewrite(r)) => r,
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn hilbert(column: &str, precision: u8, bounds: Option<[f64; 4]>) -> RewriteStrategy {
+    RewriteStrategy::Hilbert(HilbertIndex {
+        column: column.to_string(),
+        precision,
+        bounds: bounds.map(|[a, b, c, d]| CurveBounds::new(a, b, c, d).unwrap()),
+    })
+}
+
+/// Every supported statement parses, and its canonical text parses to the same request.
+#[test]
+fn valid_statements_round_trip() {
+    let statements = [
+        "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10)",
+        "create spatial index for db.t using HILBERT(geom, 10, -20037508.34, -20037508.34, 20037508.34, 20037508.34);",
+        "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 32, -1e3, -1E3, 1.5e3, 2e+3) WHERE state = 'CA' OPTIONS map('target-file-size-bytes', '10485760')",
+        "CALL wherobots.system.rewrite_data_files(table => 'db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)')",
+        "CALL system.rewrite_data_files('db.t', 'sort', 'hilbert(geom, 4)', map('min-input-files', 2), \"x IS NOT NULL\")",
+        "CALL c.system.rewrite_data_files(table => 'db.t')",
+        "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'binpack', options => map('rewrite-all', 'true'))",
+        "CREATE TABLE IF NOT EXISTS org_catalog.test_db.test_table (id bigint, data string, geom geometry(4326)) PARTITIONED BY (bucket(4, id))",
+        "CREATE TABLE db.t (id int NOT NULL COMMENT 'key', g geography('OGC:CRS84', karney), m geometry(EPSG:3857), u geometry, d decimal(10, 2), ts timestamp_ntz, b binary, f float, x double, ok boolean, day date, at timestamp, k uuid, l long) USING iceberg PARTITIONED BY (days(at), truncate(k, 4), l) TBLPROPERTIES ('write.target-file-size-bytes' = '1048576', 'format-version' = 3)",
+        "CREATE TABLE `my db`.`t.1` (`select` string, geom geometry(0))",
+        "SHOW CREATE TABLE org_catalog.test_db.test_table",
+        "SHOW TBLPROPERTIES db.t ('format-version')",
+        "SHOW TBLPROPERTIES db.t",
+        "DESCRIBE TABLE db.t",
+        "desc db.t",
+        "EXPLAIN SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'))",
+        "SELECT count(*) FROM db.t WHERE ST_Contains(ST_GeomFromWKT('POLYGON ((0 0, 0 1, 1 1, 1 0, 0 0))'), geom)",
+        "SELECT id, name FROM db.t WHERE id IN (1, 2, 3) AND name NOT IN ('a') OR x BETWEEN -1.5 AND 2e10 LIMIT 10",
+        "SELECT * FROM t WHERE NOT (a IS NULL) AND b <> 'x' AND c != 3 AND 5 < d AND e >= true",
+        "SELECT count(1) FROM t WHERE ST_DWithin(geom, ST_MakeEnvelope(-10, -5, 10, 5, 4326), 0.5)",
+        "SELECT count(*) FROM t WHERE ST_Within(ST_GeomFromText('POINT (1 2)', 4326), geom) AND ST_Intersects(geom, ST_GeomFromText('GEOMETRYCOLLECTION (POINT (1 1), LINESTRING (0 0, 3 4))'))",
+        "SELECT count(*) FROM t WHERE s = 'it''s' AND r = \"dq\" AND q = 'back\\\\slash'",
+    ];
+    for sql in statements {
+        let parsed = parse(sql).unwrap_or_else(|e| panic!("{sql}\n  -> {e}"));
+        let canonical = parsed.to_sql();
+        let reparsed = parse(&canonical).unwrap_or_else(|e| panic!("{canonical}\n  -> {e}"));
+        assert_eq!(reparsed, parsed, "{sql}\n  canonical: {canonical}");
+        assert_eq!(reparsed.to_sql(), canonical, "canonical text is stable");
+    }
+}
+
+/// The seed's pairs: each CREATE SPATIAL INDEX is the CALL it is sugar for.
+#[test]
+fn create_spatial_index_equals_call() {
+    let pairs = [
+        (
+            "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10)",
+            "CALL wherobots.system.rewrite_data_files(table => 'wherobots.db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)', options => map('rewrite-all', 'true'))",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10)\nOPTIONS map('target-file-size-bytes', '10485760')",
+            "CALL wherobots.system.rewrite_data_files(\n table => 'db.test_table',\n strategy => 'sort',\n sort_order => 'hilbert(geom, 10)',\n options => map('target-file-size-bytes', '10485760', 'rewrite-all', 'true')\n)",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10)\nWHERE state = 'CA'",
+            "CALL wherobots.system.rewrite_data_files(table => 'wherobots.db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)', where => \"state = 'CA'\", options => map('rewrite-all', 'true'))",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR c.db.t USING hilbert(geom, 12, -180, -90, 180, 90)",
+            "CALL c.system.rewrite_data_files(sort_order => 'hilbert(geom, 12, -180.0, -90.0, 180.0, 90.0)', table => 'db.t', options => map('rewrite-all', 'true'))",
+        ),
+    ];
+    for (create, call) in pairs {
+        let create = rewrite(create);
+        assert!(create.rewrite_all());
+        assert_eq!(create, rewrite(call));
+    }
+    // Without rewrite-all the CALL is a different request.
+    let call = rewrite(
+        "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort', sort_order => 'hilbert(geom, 10)')",
+    );
+    assert!(!call.rewrite_all());
+    assert_ne!(
+        call,
+        rewrite("CREATE SPATIAL INDEX FOR c.db.t USING hilbert(geom, 10)")
+    );
+}
+
+#[test]
+fn requests_hold_the_parsed_values() {
+    let r = rewrite(
+        "CREATE SPATIAL INDEX FOR `c`.db.t USING hilbert(`geom`, 16, -20037508.34, -2e7, 20037508.34, 2e7) \
+         WHERE state = 'CA' OPTIONS map('target-file-count', 8, 'rewrite-all', 'false')",
+    );
+    assert_eq!(r.table, table(&["c", "db", "t"]));
+    assert_eq!(
+        r.strategy,
+        hilbert("geom", 16, Some([-20037508.34, -2e7, 20037508.34, 2e7]))
+    );
+    assert_eq!(
+        r.filter,
+        Some(Predicate::Compare {
+            column: "state".into(),
+            op: CompareOp::Eq,
+            value: Literal::String("CA".into()),
+        })
+    );
+    // An explicit rewrite-all wins over the statement's default.
+    assert_eq!(
+        r.options,
+        options(&[("target-file-count", "8"), ("rewrite-all", "false")])
+    );
+    assert!(r.to_sql().starts_with("CALL c.system.rewrite_data_files("));
+
+    let binpack = rewrite("CALL system.rewrite_data_files(table => 'db.t')");
+    assert_eq!(binpack.strategy, RewriteStrategy::BinPack);
+    assert_eq!(binpack.table, table(&["db", "t"]));
+
+    let Ok(Statement::CreateTable(c)) = parse(
+        "CREATE TABLE IF NOT EXISTS org_catalog.test_db.test_table (id bigint, data string, \
+         geom geometry(4326), g geography(4326, vincenty)) PARTITIONED BY (bucket(4, id), truncate(data, 3)) \
+         TBLPROPERTIES ('format-version'='3')",
+    ) else {
+        panic!("create table")
+    };
+    assert!(c.if_not_exists);
+    assert_eq!(
+        c.columns[2].data_type,
+        ColumnType::Geometry {
+            crs: Some(Crs::Srid(4326))
+        }
+    );
+    assert_eq!(
+        c.columns[3].data_type,
+        ColumnType::Geography {
+            crs: Some(Crs::Srid(4326)),
+            algorithm: Some(EdgeAlgorithm::Vincenty)
+        }
+    );
+    assert_eq!(
+        c.partitioning,
+        vec![
+            PartitionField {
+                column: "id".into(),
+                transform: PartitionTransform::Bucket(4)
+            },
+            PartitionField {
+                column: "data".into(),
+                transform: PartitionTransform::Truncate(3)
+            }
+        ]
+    );
+    assert_eq!(c.properties, options(&[("format-version", "3")]));
+
+    let Ok(Statement::Select(s)) = parse("SELECT count(*) FROM db.t LIMIT 3") else {
+        panic!("select")
+    };
+    assert_eq!(
+        (s.projection, s.filter, s.limit),
+        (Projection::CountStar, None, Some(3))
+    );
+}
+
+#[test]
+fn spatial_predicates_carry_window_wkb_bbox_and_srid() {
+    let p = parse_condition(
+        "id > 5 AND ST_Contains(ST_GeomFromText('POLYGON ((0 0, 0 1, 2 1, 2 0, 0 0))', 4326), geom) \
+         AND (ST_Intersects(geom, ST_MakeEnvelope(5, 5, 6, 6)) OR x = 1) AND ST_DWithin(ST_MakeEnvelope(1, 2, 3, 4), g2, 10)",
+    )
+    .unwrap();
+    let filters = p.spatial_filters();
+    assert_eq!(filters.len(), 2, "the filter under OR cannot prune alone");
+    // ST_Contains(window, geom): the rows lie within the window.
+    assert_eq!(filters[0].relation, SpatialRelation::Within);
+    assert_eq!(filters[0].column, "geom");
+    assert_eq!(filters[0].window.srid(), Some(4326));
+    let b = filters[0].pruning_bbox();
+    assert_eq!((b.min_x, b.min_y, b.max_x, b.max_y), (0.0, 0.0, 2.0, 1.0));
+    let wkb = filters[0].window.wkb();
+    assert_eq!((wkb[0], wkb[1]), (1, 3), "little-endian WKB polygon");
+    assert_eq!(filters[1].relation, SpatialRelation::DWithin(10.0));
+    let b = filters[1].pruning_bbox();
+    assert_eq!(
+        (b.min_x, b.min_y, b.max_x, b.max_y),
+        (-9.0, -8.0, 13.0, 14.0)
+    );
+    let rest = p.non_spatial().unwrap();
+    assert_eq!(
+        rest.to_sql(),
+        "id > 5 AND (ST_Intersects(geom, ST_GeomFromText('POLYGON((6 5,6 6,5 6,5 5,6 5))')) OR x = 1)"
+    );
+    // Reassembling the parts gives the condition back.
+    let mut parts: Vec<Predicate> = filters
+        .iter()
+        .map(|f| Predicate::Spatial((*f).clone()))
+        .collect();
+    parts.push(rest);
+    let Predicate::And(original) = &p else {
+        panic!()
+    };
+    let Predicate::And(reassembled) = Predicate::and(parts).unwrap() else {
+        panic!()
+    };
+    assert_eq!(reassembled.len(), original.len());
+    for part in &reassembled {
+        assert!(original.contains(part));
+    }
+}
+
+fn error(sql: &str) -> SqlError {
+    match parse(sql) {
+        Err(e) => e,
+        Ok(s) => panic!("{sql} parsed as {s:?}"),
+    }
+}
+
+/// Each bad statement fails with a typed error whose message names the fix.
+#[test]
+fn errors_name_the_fix() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 0)",
+            "1..=32",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 33)",
+            "1..=32",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10.5)",
+            "1..=32",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10, 1, 0, 0, 1)",
+            "minX must be < maxX",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10, 0, 0, 1e999, 1)",
+            "finite",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10, 0, 0, 1)",
+            "2 or 6 arguments",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(10, geom)",
+            "geometry column",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING zorder(geom, 10)",
+            "not supported",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10) OPTIONS map('a')",
+            "key, value pairs",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10) OPTIONS map('a', '1', 'a', '2')",
+            "given twice",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10) WHERE a LIKE 'x%'",
+            "Supported conditions",
+        ),
+        (
+            "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10) extra",
+            "after the end",
+        ),
+        (
+            "CREATE SPATIAL INDEX t USING hilbert(geom, 10)",
+            "expected FOR",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort', sort_order => 'hilbert(geom, 40)')",
+            "1..=32",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort')",
+            "sort_order => 'hilbert",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'binpack', sort_order => 'hilbert(g, 3)')",
+            "drop sort_order",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'zorder')",
+            "'sort'",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', sort_order => 'id DESC')",
+            "only Hilbert",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', tabel => 'x')",
+            "valid ones are table, strategy",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(strategy => 'sort')",
+            "table => '<ns.table>'",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', table => 'db.u')",
+            "given twice",
+        ),
+        (
+            "CALL c.system.rewrite_data_files(table => 'db.t', where => 'a = = 1')",
+            "in the `where` argument",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t')",
+            "CALL c.system.expire_snapshots is not supported",
+        ),
+        ("CREATE TABLE t (id int, id string)", "declared twice"),
+        ("CREATE TABLE t (id varchar2)", "not a supported type"),
+        (
+            "CREATE TABLE t (g geography(4326, flat))",
+            "spherical, vincenty",
+        ),
+        ("CREATE TABLE t (d decimal(40, 2))", "precision <= 38"),
+        (
+            "CREATE TABLE t (g geometry('EPSG'))",
+            "invalid CRS of column `g`",
+        ),
+        (
+            "CREATE TABLE t (g geometry(EPSG:x))",
+            "the code must be an integer",
+        ),
+        (
+            "CREATE TABLE t (id int) PARTITIONED BY (bucket(0, id))",
+            "1..=",
+        ),
+        (
+            "CREATE TABLE t (id int) PARTITIONED BY (zorder(id))",
+            "bucket(<n>, <column>)",
+        ),
+        (
+            "CREATE TABLE t (id int) PARTITIONED BY (nope)",
+            "no column `nope`",
+        ),
+        (
+            "CREATE TABLE t (id int) TBLPROPERTIES ('a' = '1', 'a' = '2')",
+            "set it once",
+        ),
+        ("CREATE TABLE t (id int) USING parquet", "USING iceberg"),
+        ("CREATE TABLE t AS SELECT 1", "expected ("),
+        (
+            "CREATE TABLE t (id int) AS SELECT 1",
+            "AS SELECT is not supported",
+        ),
+        ("CREATE TABLE a.b.c.d (id int)", "catalog.namespace.table"),
+        ("DROP TABLE t", "DROP TABLE is not supported"),
+        ("INSERT INTO t VALUES (1)", "INSERT INTO is not supported"),
+        ("", "empty statement"),
+        ("EXPLAIN DELETE FROM t", "EXPLAIN DELETE is not supported"),
+        (
+            "SELECT * FROM t GROUP BY a",
+            "SELECT ... GROUP is not supported",
+        ),
+        ("SELECT a + 1 FROM t", "expected FROM"),
+        (
+            "SELECT count(*) FROM t WHERE a = b",
+            "one column and one literal",
+        ),
+        ("SELECT count(*) FROM t WHERE a = NULL", "IS NULL"),
+        (
+            "SELECT count(*) FROM t WHERE a = 99999999999999999999",
+            "does not fit 64 bits",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE a IN (SELECT 1)",
+            "Supported conditions",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 1 1'))",
+            "not valid WKT",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON EMPTY'))",
+            "non-empty",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_MakeEnvelope(1, 0, 0, 1))",
+            "minX <= maxX",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_Buffer(x, 1))",
+            "not a window constructor",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POINT (1 1)', -1))",
+            "SRID must be a whole number",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_DWithin(geom, ST_MakeEnvelope(0, 0, 1, 1), -1)",
+            "distance >= 0",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Touches(geom, ST_MakeEnvelope(0, 0, 1, 1))",
+            "not a supported spatial predicate",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_MakeEnvelope(0, 0, 1, 1), 3)",
+            "takes 2 arguments",
+        ),
+        (
+            "SELECT count(*) FROM t WHERE 'unterminated",
+            "syntax error at line 1",
+        ),
+        ("SHOW TABLES", "SHOW TABLES is not supported"),
+    ];
+    for (sql, expected) in cases {
+        let message = error(sql).to_string();
+        assert!(
+            message.contains(expected),
+            "{sql}\n  message: {message}\n  expected to contain: {expected}"
+        );
+    }
+}
+
+#[test]
+fn errors_carry_position_and_snippet() {
+    match error("SELECT count(*)\nFROM t WHERE a = = 1") {
+        SqlError::Syntax {
+            position, snippet, ..
+        } => {
+            assert_eq!(position.line, 2);
+            assert!(snippet.starts_with("= 1"), "{snippet}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match error("SELECT * FROM t WHERE a LIKE 'x'") {
+        SqlError::UnsupportedCondition { position, .. } => {
+            assert_eq!((position.line, position.column), (1, 23));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn hostile_input_hits_limits_not_the_stack() {
+    let deep = format!(
+        "SELECT count(*) FROM t WHERE {}a = 1{}",
+        "(".repeat(100),
+        ")".repeat(100)
+    );
+    assert!(matches!(error(&deep), SqlError::TooDeep { .. }));
+    // Just under the limit still parses.
+    let ok = format!(
+        "SELECT count(*) FROM t WHERE {}a = 1{}",
+        "(".repeat(geoberg_sql::MAX_NESTING_DEPTH - 1),
+        ")".repeat(geoberg_sql::MAX_NESTING_DEPTH - 1)
+    );
+    parse(&ok).unwrap();
+    let nots = format!("SELECT count(*) FROM t WHERE {}a = 1", "NOT ".repeat(5000));
+    assert!(matches!(error(&nots), SqlError::TooManyOperators { .. }));
+    let chain = format!(
+        "SELECT count(*) FROM t WHERE a = 1{}",
+        " OR a = 1".repeat(400)
+    );
+    let Ok(Statement::Select(s)) = parse(&chain) else {
+        panic!()
+    };
+    assert!(matches!(s.filter, Some(Predicate::Or(v)) if v.len() == 401));
+    let long = format!(
+        "SELECT count(*) FROM t WHERE a = '{}'",
+        "x".repeat(geoberg_sql::MAX_STATEMENT_BYTES)
+    );
+    assert!(matches!(error(&long), SqlError::TooLong { .. }));
+    let nested_wkt = format!(
+        "SELECT count(*) FROM t WHERE ST_Intersects(g, ST_GeomFromText('{}POINT (1 1){}'))",
+        "GEOMETRYCOLLECTION (".repeat(200),
+        ")".repeat(200)
+    );
+    assert!(error(&nested_wkt).to_string().contains("nests 201 levels"));
+}
