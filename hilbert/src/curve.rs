@@ -77,10 +77,10 @@ macro_rules! curve_methods {
         /// The cell on each axis is `floor((v - min) * (2^p / width))`, with `max` itself in the
         /// last cell. NaN, infinite and out-of-bounds values are errors naming the value and the
         /// bounds.
-        #[inline]
+        #[inline(always)]
         pub fn encode(&self, x: f64, y: f64) -> Result<u64, $crate::Error> {
             self.grid.check(x, y, None)?;
-            Ok(self.encode_clamped(x, y))
+            Ok(self.key_in_bounds(x, y))
         }
 
         /// Like `encode`, but clips each coordinate into the bounds instead of failing; NaN

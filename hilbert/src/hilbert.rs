@@ -46,6 +46,20 @@ impl HilbertCurve {
 
     crate::curve::curve_methods!("Hilbert");
 
+    /// The key of a point that passed the bounds check: one call into the BMI2 kernel (table
+    /// indices spread with `pdep`) when the curve's kernel has it, the portable table walk
+    /// otherwise. The choice was made once, at construction.
+    #[inline(always)]
+    fn key_in_bounds(&self, x: f64, y: f64) -> u64 {
+        match self.accel.bmi2 {
+            Some(bmi2) => bmi2.hilbert_in_bounds(&self.grid, x, y),
+            None => {
+                let (cx, cy) = self.grid.cells32_in_bounds(x, y);
+                lut::encode32(cx, cy) >> (2 * self.grid.coarsen())
+            }
+        }
+    }
+
     #[inline(always)]
     fn key32(&self, cx: u32, cy: u32) -> u64 {
         lut::encode32(cx, cy)

@@ -10,31 +10,33 @@
 //! digits and swap the axes once each; starting in the swapped state cancels that, so the same
 //! table serves the whole key.
 
-use std::sync::LazyLock;
-
 /// Entries of each table: 7 + 7 bits of index.
-const ENTRIES: usize = 1 << 14;
+pub(crate) const ENTRIES: usize = 1 << 14;
 
+/// Both tables, built at compile time (256 KB of read-only data): a `static` needs no lazy
+/// initialisation check on every call, and its address is a constant.
 struct Tables {
     /// `encode[x7 << 7 | y7]`, lane `s`: `index14 | next_state << 14`.
-    encode: Box<[u64; ENTRIES]>,
+    encode: [u64; ENTRIES],
     /// `decode[index14]`, lane `s`: `x7 | y7 << 7 | next_state << 14`.
-    decode: Box<[u64; ENTRIES]>,
+    decode: [u64; ENTRIES],
 }
 
-static TABLES: LazyLock<Tables> = LazyLock::new(build);
+static TABLES: Tables = build();
 
 /// Runs 7 levels of `xy2d` from `state`; returns the 14 index bits and the outgoing state.
-fn walk(xt: u64, yt: u64, mut state: u64) -> (u64, u64) {
+const fn walk(xt: u64, yt: u64, mut state: u64) -> (u64, u64) {
     let mut index = 0;
-    for level in (0..7).rev() {
+    let mut level = 7;
+    while level > 0 {
+        level -= 1;
         let (mut bx, mut by) = ((xt >> level) & 1, (yt >> level) & 1);
         if state & 2 != 0 {
             bx ^= 1;
             by ^= 1;
         }
         if state & 1 != 0 {
-            std::mem::swap(&mut bx, &mut by);
+            (bx, by) = (by, bx);
         }
         index = (index << 2) | ((3 * bx) ^ by);
         if by == 0 {
@@ -47,19 +49,27 @@ fn walk(xt: u64, yt: u64, mut state: u64) -> (u64, u64) {
     (index, state)
 }
 
-fn build() -> Tables {
-    let mut encode: Box<[u64; ENTRIES]> = vec![0; ENTRIES].try_into().unwrap();
-    let mut decode: Box<[u64; ENTRIES]> = vec![0; ENTRIES].try_into().unwrap();
-    for xt in 0..128u64 {
-        for yt in 0..128u64 {
-            for state in 0..4u64 {
+const fn build() -> Tables {
+    let mut tables = Tables {
+        encode: [0; ENTRIES],
+        decode: [0; ENTRIES],
+    };
+    let mut xt = 0;
+    while xt < 128 {
+        let mut yt = 0;
+        while yt < 128 {
+            let mut state = 0;
+            while state < 4 {
                 let (index, next) = walk(xt, yt, state);
-                encode[(xt << 7 | yt) as usize] |= (index | next << 14) << (16 * state);
-                decode[index as usize] |= (xt | yt << 7 | next << 14) << (16 * state);
+                tables.encode[(xt << 7 | yt) as usize] |= (index | next << 14) << (16 * state);
+                tables.decode[index as usize] |= (xt | yt << 7 | next << 14) << (16 * state);
+                state += 1;
             }
+            yt += 1;
         }
+        xt += 1;
     }
-    Tables { encode, decode }
+    tables
 }
 
 /// Start state for a 35-bit walk: each of the three zero levels on top swaps the axes, so
@@ -69,11 +79,11 @@ const PADDED_START: u64 = 1;
 /// Hilbert key of 32-bit cells on the full `2^32 × 2^32` grid.
 #[inline(always)]
 pub(crate) fn encode32(x: u32, y: u32) -> u64 {
-    encode32_with(&TABLES.encode, x, y)
+    encode32_with(encode_table(), x, y)
 }
 
-/// The encode table, to hoist the lazy initialisation out of a loop.
-#[inline]
+/// The encode table.
+#[inline(always)]
 pub(crate) fn encode_table() -> &'static [u64; ENTRIES] {
     &TABLES.encode
 }
@@ -82,14 +92,35 @@ pub(crate) fn encode_table() -> &'static [u64; ENTRIES] {
 pub(crate) fn encode32_with(table: &[u64; ENTRIES], x: u32, y: u32) -> u64 {
     let (x, y) = (u64::from(x), u64::from(y));
     let tile = |shift: u32| table[(((x >> shift) & 0x7f) << 7 | ((y >> shift) & 0x7f)) as usize];
-    // Independent loads first; the state chain is only shift-and-mask.
-    let entries = [tile(28), tile(21), tile(14), tile(7), tile(0)];
-    let mut state = PADDED_START;
+    chain([tile(28), tile(21), tile(14), tile(7), tile(0)])
+}
+
+/// Mask that `pdep` spreads the low 28 bits of y with, so that the 7-bit tiles of y land at bits
+/// `14k..14k+7` and, with x spread by `SPREAD_Y << 7`, `spread >> 14k & 0x3fff` is the table
+/// index of tile `k` (counted from the least significant end). The top 4 bits are indexed
+/// directly.
+pub(crate) const SPREAD_Y: u64 = 0x7f | 0x7f << 14 | 0x7f << 28 | 0x7f << 42;
+
+/// [`encode32`] from the table indices of the four low tiles pre-spread into one word (see
+/// [`SPREAD_Y`]; BMI2 `pdep` computes it in two instructions) and the raw cells for the top tile.
+#[inline(always)]
+pub(crate) fn encode32_spread(x: u32, y: u32, spread: u64) -> u64 {
+    let table = &TABLES.encode;
+    let tile = |k: u32| table[((spread >> (14 * k)) & 0x3fff) as usize];
+    let top = table[((x >> 28) << 7 | (y >> 28)) as usize];
+    chain([top, tile(3), tile(2), tile(1), tile(0)])
+}
+
+/// The state chain over five table entries, most significant first. Independent loads come
+/// first; the chain is only a shift and a mask a step. It carries `16 * state`, the lane offset.
+#[inline(always)]
+fn chain(entries: [u64; 5]) -> u64 {
+    let mut offset = 16 * PADDED_START;
     let mut key = 0u64;
     for entry in entries {
-        let lane = (entry >> (state * 16)) & 0xffff;
+        let lane = entry >> offset;
         key = (key << 14) | (lane & 0x3fff);
-        state = lane >> 14;
+        offset = (lane >> 10) & 0x30;
     }
     key
 }
