@@ -171,6 +171,42 @@ impl PrunePlan {
         Ok(())
     }
 
+    /// Why entries were read, one counted phrase per reason that occurred
+    /// ("3 overlap the window", "1 have no bounds").
+    pub fn read_summary(&self) -> Vec<String> {
+        [
+            (ReadReason::Overlaps, "overlap the window"),
+            (ReadReason::NoBounds, "have no bounds"),
+            (ReadReason::InvalidBounds, "have invalid bounds"),
+            (
+                ReadReason::ColumnCannotSkip,
+                "cannot be skipped on this column",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(r, text)| {
+            let n = self.read_count(r);
+            (n > 0).then(|| format!("{n} {text}"))
+        })
+        .collect()
+    }
+
+    /// Why entries were skipped, one counted phrase per reason that occurred
+    /// ("97 lie outside the window").
+    pub fn skip_summary(&self) -> Vec<String> {
+        [
+            (SkipReason::OutsideWindow, "lie outside the window"),
+            (SkipReason::AllNull, "hold only nulls"),
+            (SkipReason::NoRows, "have no rows"),
+        ]
+        .into_iter()
+        .filter_map(|(r, text)| {
+            let n = self.skipped_count(r);
+            (n > 0).then(|| format!("{n} {text}"))
+        })
+        .collect()
+    }
+
     /// A short report for people; the same plan always renders the same text.
     pub fn explain(&self) -> String {
         let skipped = self.skipped();
@@ -200,32 +236,7 @@ impl PrunePlan {
                 pct(read, total)
             );
         }
-        let reads: Vec<String> = [
-            (ReadReason::Overlaps, "overlap the window"),
-            (ReadReason::NoBounds, "have no bounds"),
-            (ReadReason::InvalidBounds, "have invalid bounds"),
-            (
-                ReadReason::ColumnCannotSkip,
-                "cannot be skipped on this column",
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(r, text)| {
-            let n = self.read_count(r);
-            (n > 0).then(|| format!("{n} {text}"))
-        })
-        .collect();
-        let skips: Vec<String> = [
-            (SkipReason::OutsideWindow, "lie outside the window"),
-            (SkipReason::AllNull, "hold only nulls"),
-            (SkipReason::NoRows, "have no rows"),
-        ]
-        .into_iter()
-        .filter_map(|(r, text)| {
-            let n = self.skipped_count(r);
-            (n > 0).then(|| format!("{n} {text}"))
-        })
-        .collect();
+        let (reads, skips) = (self.read_summary(), self.skip_summary());
         if !reads.is_empty() {
             let _ = writeln!(s, "read: {}", reads.join(", "));
         }

@@ -1,0 +1,180 @@
+//! The command line: global options and one struct per subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Iceberg tables with geometry columns, on a local warehouse folder and an embedded SQLite
+/// catalog.
+#[derive(Debug, Parser)]
+#[command(name = "geoberg", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Where the catalog and tables live.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes, before or after its name.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Warehouse folder: tables are created under it.
+    #[arg(long, global = true, default_value = "./warehouse", value_name = "DIR")]
+    pub warehouse: PathBuf,
+    /// SQLite catalog database [default: <warehouse>/catalog.db].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub catalog_db: Option<PathBuf>,
+    /// Catalog name (the `catalog_name` column of the catalog database).
+    #[arg(long, global = true, default_value = "geoberg", value_name = "NAME")]
+    pub catalog_name: String,
+    /// Machine-readable JSON on stdout; progress bars are hidden.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate skewed points, query them, cluster with CREATE SPATIAL INDEX, query again,
+    /// and draw the file layout before and after.
+    Demo(DemoArgs),
+    /// Run a table statement: CREATE TABLE, CREATE SPATIAL INDEX, CALL rewrite_data_files,
+    /// SHOW CREATE TABLE, SHOW TBLPROPERTIES, DESCRIBE, EXPLAIN SELECT, SELECT.
+    Sql(SqlArgs),
+    /// Load a Parquet / GeoParquet file with WKB geometry into a table (created if missing).
+    Import(ImportArgs),
+    /// Snapshots, data files, bounds and how much the files overlap.
+    Inspect(InspectArgs),
+    /// Check bounds and bbox columns against the geometry, and optionally that a window query
+    /// prunes files; exits non-zero when a check fails.
+    Audit(AuditArgs),
+    /// Draw the data files' bounding boxes as an SVG picture.
+    Layout(LayoutArgs),
+    /// Remove old snapshots from the table metadata.
+    ExpireSnapshots(ExpireArgs),
+    /// Delete files under the table location that no snapshot references.
+    RemoveOrphans(OrphanArgs),
+}
+
+/// `geoberg demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Rows to generate.
+    #[arg(long, default_value_t = 4_000_000)]
+    pub rows: u64,
+    /// Appends (each one commit and one data file).
+    #[arg(long, default_value_t = 64)]
+    pub files: u64,
+    /// Seed of the synthetic data.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Folder for before.svg and after.svg [default: the warehouse].
+    #[arg(long, value_name = "DIR")]
+    pub svg_dir: Option<PathBuf>,
+}
+
+/// `geoberg sql`.
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// The statement; read from --file or stdin when absent. Several statements may be given
+    /// separated by `;` at the end of a line.
+    pub statement: Option<String>,
+    /// Read the statements from this file (`-` for stdin).
+    #[arg(short, long, value_name = "FILE", conflicts_with = "statement")]
+    pub file: Option<PathBuf>,
+}
+
+/// `geoberg import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The Parquet or GeoParquet file.
+    pub file: PathBuf,
+    /// Target table `namespace.table`; created from the file's schema when missing.
+    #[arg(long)]
+    pub table: String,
+    /// The WKB geometry column [default: GeoParquet's primary column, else `geometry` or
+    /// `geom`].
+    #[arg(long, value_name = "COLUMN")]
+    pub geometry_column: Option<String>,
+    /// SRID of the geometry values [default: the GeoParquet CRS, else 4326].
+    #[arg(long)]
+    pub srid: Option<i32>,
+    /// Rows per data file (and per commit).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows_per_file: usize,
+}
+
+/// `geoberg inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Geometry column [default: the first one].
+    #[arg(long)]
+    pub column: Option<String>,
+    /// List every data file (path, rows, bytes, bounds).
+    #[arg(long)]
+    pub files: bool,
+}
+
+/// `geoberg audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Geometry column [default: the first one].
+    #[arg(long)]
+    pub column: Option<String>,
+    /// Query window `minx,miny,maxx,maxy` for the pruning assertion.
+    #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
+    pub window: Option<String>,
+    /// Largest share of files the window query may read, in [0, 1].
+    #[arg(long, default_value_t = 0.05, requires = "window")]
+    pub max_fraction: f64,
+}
+
+/// `geoberg layout`.
+#[derive(Debug, Args)]
+pub struct LayoutArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Output SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: PathBuf,
+    /// Geometry column [default: the first one].
+    #[arg(long)]
+    pub column: Option<String>,
+    /// Also draw this query window `minx,miny,maxx,maxy`.
+    #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
+    pub window: Option<String>,
+}
+
+/// `geoberg expire-snapshots`.
+#[derive(Debug, Args)]
+pub struct ExpireArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Expire snapshots older than this: an RFC 3339 time, milliseconds since the epoch, or an
+    /// age such as `5d`, `12h`, `30m`, `0s`.
+    #[arg(long, default_value = "5d")]
+    pub older_than: String,
+    /// Always keep this many of the most recent snapshots.
+    #[arg(long, default_value_t = 1)]
+    pub retain_last: usize,
+}
+
+/// `geoberg remove-orphans`.
+#[derive(Debug, Args)]
+pub struct OrphanArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Only files older than this are removed (a younger file may belong to a commit in
+    /// flight): RFC 3339, epoch milliseconds, or an age such as `3d`.
+    #[arg(long, default_value = "3d")]
+    pub older_than: String,
+    /// List the orphans without deleting them.
+    #[arg(long)]
+    pub dry_run: bool,
+}

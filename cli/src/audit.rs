@@ -1,0 +1,333 @@
+//! `geoberg audit`: are the bounds pruning relies on true, and does pruning still work?
+//!
+//! Three checks (seed 002's audits and pruning assertion):
+//! 1. every data file has bounds for the geometry column in the manifest (a file without them
+//!    is read by every query);
+//! 2. every row's box lies inside its file's bounds (otherwise a scan skips matching rows), and
+//!    materialised bbox columns match the geometry (`geoberg-geostats`'s null / empty / point
+//!    policy audit);
+//! 3. with `--window`, the window query reads at most `--max-fraction` of the files
+//!    (`geoberg-pruning`'s `assert_pruning`).
+
+use std::fmt::Write as _;
+use std::fs::File;
+
+use arrow_array::{Array, Float64Array, RecordBatch};
+use geoberg_geostats::{AuditReport, BBox, audit, bbox_columns};
+use geoberg_pruning::{FileIndex, SpatialFilter};
+use geoberg_table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, GeoColumn, Table};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::json;
+
+use crate::args::{AuditArgs, GlobalArgs};
+use crate::context::{Access, Context, geo_column};
+use crate::error::{CliError, Result};
+use crate::files::{FileMbr, file_mbrs};
+use crate::layout::parse_window;
+
+/// Findings of the data pass over every file.
+#[derive(Debug, Default)]
+struct DataAudit {
+    rows: u64,
+    /// Rows whose box is not inside their file's manifest bounds.
+    rows_outside_file_bounds: u64,
+    /// Files with at least one such row.
+    files_with_wrong_bounds: u64,
+    /// Files whose geometry could not be decoded, with the reason.
+    undecodable_files: Vec<String>,
+    /// The bbox-column policy audit, when the table has bbox columns.
+    bbox_columns: Option<AuditReport>,
+}
+
+/// Runs the audit; fails (non-zero exit) when any check fails, after printing the report.
+pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
+    let window = args.window.as_deref().map(parse_window).transpose()?;
+    if !(0.0..=1.0).contains(&args.max_fraction) {
+        return Err(CliError::invalid(
+            "--max-fraction",
+            args.max_fraction,
+            "a share of files in [0, 1], e.g. 0.05",
+        ));
+    }
+    let ctx = Context::open(global, Access::Existing)?;
+    let table = ctx.load(&args.table)?;
+    let column = geo_column(&table, args.column.as_deref())?;
+    let files = file_mbrs(&table, &column)?;
+    let unbounded: Vec<&FileMbr> = files
+        .iter()
+        .filter(|f| f.bbox.is_none() && !f.all_null && f.records > 0)
+        .collect();
+    let data = audit_data(&table, &column, &files)?;
+
+    let pruning = match window {
+        None => None,
+        Some(w) => {
+            let index =
+                FileIndex::build(files.clone(), &column.column_type, table.format_version())?;
+            let mut filter = SpatialFilter::intersects(w);
+            if let Some(crs) = column.column_type.crs() {
+                filter = filter.with_crs(crs.clone());
+            }
+            let plan = index.plan(&filter)?;
+            let verdict = plan.assert_pruning(args.max_fraction);
+            Some((w, plan, verdict))
+        }
+    };
+
+    let mut problems = Vec::new();
+    if !unbounded.is_empty() {
+        problems.push(format!(
+            "{} of {} files have no bounds for {} (every query reads them; check the metrics \
+             mode of the column)",
+            unbounded.len(),
+            files.len(),
+            column.name
+        ));
+    }
+    if data.rows_outside_file_bounds > 0 {
+        problems.push(format!(
+            "{} rows in {} files lie outside their file's bounds (scans would miss them; \
+             rewrite those files)",
+            data.rows_outside_file_bounds, data.files_with_wrong_bounds
+        ));
+    }
+    if !data.undecodable_files.is_empty() {
+        problems.push(format!(
+            "{} files hold geometry that is not valid WKB: {}",
+            data.undecodable_files.len(),
+            data.undecodable_files.join("; ")
+        ));
+    }
+    if let Some(r) = data.bbox_columns.filter(|r| !r.is_clean()) {
+        problems.push(format!(
+            "bbox columns break the policy: {} missing, {} zero boxes off the origin, {} \
+             inverted, {} not matching the geometry, {} invalid geometries",
+            r.missing_bbox,
+            r.zero_bbox_off_origin,
+            r.inverted_bbox,
+            r.mismatched_bbox,
+            r.invalid_geometry
+        ));
+    }
+    if let Some((_, _, Err(e))) = &pruning {
+        problems.push(e.to_string());
+    }
+
+    let mut s = format!(
+        "audit of {} ({}, {} files, {} rows)\n",
+        table.ident(),
+        column.name,
+        files.len(),
+        data.rows
+    );
+    let mark = |ok: bool| if ok { "ok  " } else { "FAIL" };
+    let _ = writeln!(
+        s,
+        "{} file bounds present: {}/{} files",
+        mark(unbounded.is_empty()),
+        files.len() - unbounded.len(),
+        files.len()
+    );
+    let _ = writeln!(
+        s,
+        "{} rows inside their file bounds: {} rows outside",
+        mark(data.rows_outside_file_bounds == 0 && data.undecodable_files.is_empty()),
+        data.rows_outside_file_bounds
+    );
+    if let Some(r) = &data.bbox_columns {
+        let _ = writeln!(
+            s,
+            "{} bbox columns follow the null/empty/point policy ({} rows audited)",
+            mark(r.is_clean()),
+            r.rows
+        );
+    }
+    if let Some((w, plan, verdict)) = &pruning {
+        let _ = writeln!(
+            s,
+            "{} window [{}, {}, {}, {}] reads {}/{} files ({:.2}%, allowed {:.2}%)",
+            mark(verdict.is_ok()),
+            w.min_x,
+            w.min_y,
+            w.max_x,
+            w.max_y,
+            plan.read().files,
+            plan.total().files,
+            plan.scanned_fraction() * 100.0,
+            args.max_fraction * 100.0
+        );
+    }
+    ctx.output.emit(
+        s,
+        json!({
+            "table": table.ident().to_string(),
+            "ok": problems.is_empty(),
+            "files": files.len(),
+            "rows": data.rows,
+            "files_without_bounds": unbounded.len(),
+            "rows_outside_file_bounds": data.rows_outside_file_bounds,
+            "undecodable_files": data.undecodable_files,
+            "bbox_columns": data.bbox_columns.map(|r| json!({
+                "rows": r.rows,
+                "missing_bbox": r.missing_bbox,
+                "zero_bbox_off_origin": r.zero_bbox_off_origin,
+                "inverted_bbox": r.inverted_bbox,
+                "mismatched_bbox": r.mismatched_bbox,
+                "invalid_geometry": r.invalid_geometry,
+            })),
+            "pruning": pruning.as_ref().map(|(w, plan, verdict)| json!({
+                "window": [w.min_x, w.min_y, w.max_x, w.max_y],
+                "files_read": plan.read().files,
+                "files_total": plan.total().files,
+                "scanned_fraction": plan.scanned_fraction(),
+                "max_fraction": args.max_fraction,
+                "ok": verdict.is_ok(),
+            })),
+            "problems": problems,
+        }),
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::AuditFailed {
+            table: table.ident().to_string(),
+            problems: problems.join("; "),
+        })
+    }
+}
+
+/// Reads the geometry (and bbox columns) of every file and checks rows against file bounds.
+fn audit_data(table: &Table, column: &GeoColumn, files: &[FileMbr]) -> Result<DataAudit> {
+    let with_bbox_columns = table
+        .metadata()
+        .properties()
+        .get(BBOX_SOURCE_PROPERTY)
+        .is_some_and(|s| s == &column.name);
+    let mut out = DataAudit {
+        bbox_columns: with_bbox_columns.then(AuditReport::default),
+        ..DataAudit::default()
+    };
+    let mut names = vec![column.name.as_str()];
+    if with_bbox_columns {
+        names.extend(BBOX_COLUMN_NAMES);
+    }
+    for f in files {
+        let path = f
+            .path
+            .strip_prefix("file://")
+            .or_else(|| f.path.strip_prefix("file:"))
+            .unwrap_or(&f.path);
+        let file = File::open(path).map_err(|e| CliError::io(path, e))?;
+        let parquet_err = |source| CliError::Parquet {
+            path: path.into(),
+            source,
+        };
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+        let schema = builder.schema().clone();
+        let roots = names
+            .iter()
+            .map(|n| {
+                schema.index_of(n).map_err(|_| {
+                    CliError::invalid(
+                        "data file",
+                        &f.path,
+                        format!(
+                            "it has no column {n:?}; the table's files are not what its schema says"
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+        let reader = builder.with_projection(mask).build().map_err(parquet_err)?;
+        let mut outside = 0u64;
+        for batch in reader {
+            let batch = batch?;
+            out.rows += batch.num_rows() as u64;
+            let geometry = batch.column_by_name(&column.name).ok_or_else(|| {
+                CliError::invalid("data file", &f.path, "the geometry column vanished")
+            })?;
+            if let Some(report) = out.bbox_columns.as_mut() {
+                report.merge(&audit_bbox_columns(&batch, geometry.as_ref())?);
+            }
+            match bbox_columns(geometry.as_ref()) {
+                Ok(b) => outside += rows_outside(&b, f.bbox),
+                Err(e) => {
+                    out.undecodable_files.push(format!("{}: {e}", f.path));
+                    break;
+                }
+            }
+        }
+        if outside > 0 {
+            out.rows_outside_file_bounds += outside;
+            out.files_with_wrong_bounds += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn audit_bbox_columns(batch: &RecordBatch, geometry: &dyn Array) -> Result<AuditReport> {
+    let col = |name: &str| -> Result<&Float64Array> {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<Float64Array>())
+            .ok_or_else(|| {
+                CliError::invalid(
+                    "bbox column",
+                    name,
+                    "expected a double column in every file",
+                )
+            })
+    };
+    let [a, b, c, d] = BBOX_COLUMN_NAMES;
+    Ok(audit(geometry, [col(a)?, col(b)?, col(c)?, col(d)?])?)
+}
+
+/// Rows with a box that is not inside `file` (no file bounds: nothing to violate). A geography
+/// file box with `min_x > max_x` wraps the antimeridian.
+fn rows_outside(rows: &geoberg_geostats::BBoxColumns, file: Option<BBox>) -> u64 {
+    let Some(f) = file else { return 0 };
+    let inside = |x: f64, y: f64| {
+        let x_ok = if f.min_x > f.max_x {
+            x >= f.min_x || x <= f.max_x
+        } else {
+            f.min_x <= x && x <= f.max_x
+        };
+        x_ok && f.min_y <= y && y <= f.max_y
+    };
+    (0..rows.min_x.len())
+        .filter(|&i| {
+            rows.min_x.is_valid(i)
+                && !(inside(rows.min_x.value(i), rows.min_y.value(i))
+                    && inside(rows.max_x.value(i), rows.max_y.value(i)))
+        })
+        .count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::BinaryArray;
+
+    fn point(x: f64, y: f64) -> Vec<u8> {
+        [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
+    }
+
+    #[test]
+    fn rows_outside_counts_escapes_and_honours_antimeridian_wrap() {
+        let geoms =
+            BinaryArray::from_iter_values([point(0.0, 0.0), point(5.0, 5.0), point(179.0, 1.0)]);
+        let rows = bbox_columns(&geoms).unwrap();
+        assert_eq!(
+            rows_outside(&rows, Some(BBox::new(-1.0, -1.0, 1.0, 1.0))),
+            2
+        );
+        assert_eq!(rows_outside(&rows, None), 0);
+        // Wrapping box [170, -180] U [-180, 6]: every point inside.
+        assert_eq!(
+            rows_outside(&rows, Some(BBox::new(170.0, -1.0, 6.0, 6.0))),
+            0
+        );
+    }
+}

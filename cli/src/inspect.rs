@@ -1,0 +1,138 @@
+//! `geoberg inspect`: snapshots, data files, bounds and how much the files overlap.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::args::{GlobalArgs, InspectArgs};
+use crate::context::{Access, Context, geo_column};
+use crate::error::Result;
+use crate::files::{extent, file_mbrs, overlap_depth};
+
+/// Prints the report.
+pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
+    let ctx = Context::open(global, Access::Existing)?;
+    let table = ctx.load(&args.table)?;
+    let column = geo_column(&table, args.column.as_deref())?;
+    let files = file_mbrs(&table, &column)?;
+    let metadata = table.metadata();
+
+    let mut snapshots: Vec<_> = metadata.snapshots().collect();
+    snapshots.sort_by_key(|s| (s.sequence_number(), s.timestamp_ms()));
+    let current = metadata.current_snapshot_id();
+    let snapshot_json: Vec<Value> = snapshots
+        .iter()
+        .map(|s| {
+            let p = &s.summary().additional_properties;
+            json!({
+                "snapshot_id": s.snapshot_id(),
+                "parent_id": s.parent_snapshot_id(),
+                "timestamp_ms": s.timestamp_ms(),
+                "operation": s.summary().operation.as_str(),
+                "current": Some(s.snapshot_id()) == current,
+                "summary": p,
+            })
+        })
+        .collect();
+
+    let records: u64 = files.iter().map(|f| f.records).sum();
+    let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+    let unbounded = files.iter().filter(|f| f.bbox.is_none()).count();
+    let bounds = extent(&files);
+    let depth = overlap_depth(&files);
+
+    let mut s = String::new();
+    let _ = writeln!(s, "table {}", table.ident());
+    let _ = writeln!(s, "location: {}", metadata.location());
+    let _ = writeln!(s, "metadata: {}", table.metadata_location());
+    let _ = writeln!(s, "format-version: {}", metadata.format_version() as u8);
+    let _ = writeln!(
+        s,
+        "geometry column: {} ({})",
+        column.name, column.column_type
+    );
+    let _ = writeln!(s, "snapshots: {}", snapshots.len());
+    for snap in &snapshots {
+        let p = &snap.summary().additional_properties;
+        let get = |k: &str| p.get(k).map_or("-", String::as_str);
+        let _ = writeln!(
+            s,
+            "  {}{} {} {:<9} +{} files, +{} records, {} records total",
+            if Some(snap.snapshot_id()) == current {
+                "*"
+            } else {
+                " "
+            },
+            snap.snapshot_id(),
+            snap.timestamp_ms(),
+            snap.summary().operation.as_str(),
+            get("added-data-files"),
+            get("added-records"),
+            get("total-records"),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "data files: {} ({records} records, {bytes} bytes), {unbounded} without bounds",
+        files.len()
+    );
+    match bounds {
+        Some(b) => {
+            let _ = writeln!(
+                s,
+                "bounds: [{}, {}, {}, {}]",
+                b.min_x, b.min_y, b.max_x, b.max_y
+            );
+        }
+        None => s.push_str("bounds: none (no file has bounds for this column)\n"),
+    }
+    let _ = writeln!(
+        s,
+        "overlap depth: {depth:.2} files per grid cell (about 1.6 when files tile space; \
+         {} if every file spans everything)",
+        files.len()
+    );
+    if args.files {
+        for f in &files {
+            let b = f.bbox.map_or("no bounds".to_string(), |b| {
+                format!("[{}, {}, {}, {}]", b.min_x, b.min_y, b.max_x, b.max_y)
+            });
+            let _ = writeln!(s, "  {} {} rows {} bytes {b}", f.path, f.records, f.bytes);
+        }
+    }
+    let files_json: Vec<Value> = if args.files {
+        files
+            .iter()
+            .map(|f| {
+                json!({
+                    "path": f.path,
+                    "records": f.records,
+                    "bytes": f.bytes,
+                    "bbox": f.bbox.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ctx.output.emit(
+        s,
+        json!({
+            "table": table.ident().to_string(),
+            "location": metadata.location(),
+            "metadata_location": table.metadata_location(),
+            "format_version": metadata.format_version() as u8,
+            "geometry_column": column.name,
+            "current_snapshot_id": current,
+            "snapshots": snapshot_json,
+            "data_files": files.len(),
+            "records": records,
+            "bytes": bytes,
+            "files_without_bounds": unbounded,
+            "bounds": bounds.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
+            "overlap_depth": depth,
+            "files": files_json,
+        }),
+    );
+    Ok(())
+}

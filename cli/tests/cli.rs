@@ -1,0 +1,620 @@
+//! The `geoberg` binary, end to end: every subcommand on real tables in a temporary
+//! warehouse, and bad input that must fail with a clear message and change nothing on disk.
+
+mod common;
+
+use common::{Env, geo_metadata, scattered_points, write_points};
+
+/// 2 000 scattered points imported as `db.points` in 8 files of 250 rows.
+fn imported() -> (Env, Vec<(i64, f64, f64)>) {
+    let env = Env::new();
+    let points = scattered_points(2_000);
+    let file = env.path("points.parquet");
+    write_points(&file, &points, Some(&geo_metadata(None)));
+    let run = env
+        .run(&[
+            "--json",
+            "import",
+            file.to_str().unwrap(),
+            "--table",
+            "db.points",
+            "--rows-per-file",
+            "250",
+        ])
+        .ok();
+    let j = run.json();
+    assert_eq!(j["rows"], 2_000);
+    assert_eq!(j["files"], 8);
+    assert_eq!(j["created"], true);
+    assert_eq!(j["srid"], 4326);
+    (env, points)
+}
+
+fn count_in(points: &[(i64, f64, f64)], w: [f64; 4]) -> usize {
+    points
+        .iter()
+        .filter(|p| p.1 >= w[0] && p.1 <= w[2] && p.2 >= w[1] && p.2 <= w[3])
+        .count()
+}
+
+fn window_sql(w: [f64; 4]) -> String {
+    format!(
+        "ST_Intersects(geometry, ST_MakeEnvelope({}, {}, {}, {}, 4326))",
+        w[0], w[1], w[2], w[3]
+    )
+}
+
+#[test]
+fn demo_clusters_the_table_and_draws_both_layouts() {
+    let env = Env::new();
+    let run = env
+        .run(&["--json", "demo", "--rows", "20000", "--files", "10"])
+        .ok();
+    let j = run.json();
+    let (before, after) = (&j["before"], &j["after"]);
+    assert_eq!(before["files_total"], 10);
+    assert_eq!(
+        before["files_read"], 10,
+        "arrival order: every file spans the map"
+    );
+    let after_read = after["files_read"].as_u64().unwrap();
+    assert!(
+        after_read < before["files_read"].as_u64().unwrap(),
+        "the index must cut the files read: {after}"
+    );
+    assert!(before["rows_matched"].as_u64().unwrap() > 0);
+    assert_eq!(before["rows_matched"], after["rows_matched"]);
+    assert!(after["bytes_read"].as_u64() < before["bytes_read"].as_u64());
+    assert!(after["overlap_depth"].as_f64() < before["overlap_depth"].as_f64());
+
+    for (name, files) in [
+        ("before.svg", before["files_total"].as_u64().unwrap()),
+        ("after.svg", after["files_total"].as_u64().unwrap()),
+    ] {
+        let svg = std::fs::read_to_string(env.warehouse().join(name)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(
+            svg.matches("<rect class=\"file\"").count() as u64,
+            files,
+            "{name}"
+        );
+        assert_eq!(svg.matches("<rect class=\"window\"").count(), 1);
+        assert_eq!(svg.matches('<').count(), svg.matches('>').count());
+    }
+
+    // A second run replaces the demo table instead of failing or appending to it.
+    let again = env
+        .run(&["--json", "demo", "--rows", "2000", "--files", "4"])
+        .ok();
+    assert_eq!(again.json()["before"]["files_total"], 4);
+}
+
+#[test]
+fn sql_creates_and_describes_tables() {
+    let env = Env::new();
+    env.run(&[
+        "sql",
+        "CREATE TABLE db.t (id bigint NOT NULL, geom geometry(4326), ts timestamp) \
+         PARTITIONED BY (bucket(4, id)) TBLPROPERTIES ('owner' = 'gis')",
+    ])
+    .ok();
+    let ddl = env.run(&["sql", "SHOW CREATE TABLE db.t"]).ok().stdout;
+    assert!(ddl.contains("geom GEOMETRY(4326)"), "{ddl}");
+    assert!(ddl.contains("bucket(4, id)"), "{ddl}");
+    let describe = env.run(&["sql", "DESCRIBE db.t"]).ok().stdout;
+    assert!(describe.contains("id\tlong\tNOT NULL"), "{describe}");
+    assert!(describe.contains("geom\tgeometry(4326)"), "{describe}");
+    let props = env
+        .run(&["--json", "sql", "SHOW TBLPROPERTIES db.t ('owner')"])
+        .ok()
+        .json();
+    assert_eq!(props["properties"]["owner"], "gis");
+    // IF NOT EXISTS leaves the table alone; a plain CREATE of an existing table fails cleanly.
+    let unchanged = env
+        .run(&["sql", "CREATE TABLE IF NOT EXISTS db.t (x int)"])
+        .ok();
+    assert!(unchanged.stdout.contains("unchanged"));
+    env.fails_cleanly(&["sql", "CREATE TABLE db.t (x int)"], &["already exists"]);
+    env.fails_cleanly(
+        &["sql", "SHOW TBLPROPERTIES db.t ('nope')"],
+        &["no such property"],
+    );
+}
+
+#[test]
+fn sql_reads_statements_from_a_file_and_stdin() {
+    let env = Env::new();
+    let file = env.path("setup.sql");
+    std::fs::write(
+        &file,
+        "CREATE TABLE db.a (g geometry(3857));\nCREATE TABLE db.b (g geometry(0));\n",
+    )
+    .unwrap();
+    env.run(&["sql", "-f", file.to_str().unwrap()]).ok();
+    let out = env
+        .run_with_stdin(
+            &["sql"],
+            "SHOW CREATE TABLE db.a;\nSHOW CREATE TABLE db.b;\n",
+        )
+        .ok()
+        .stdout;
+    assert!(
+        out.contains("GEOMETRY(3857)") && out.contains("GEOMETRY(0)"),
+        "{out}"
+    );
+    // One bad statement in the input: nothing runs, not even the good one before it.
+    std::fs::write(
+        &file,
+        "CREATE TABLE db.c (g geometry(4326));\nCREATE TABLE db.d (g geometry(4326)\n",
+    )
+    .unwrap();
+    env.fails_cleanly(&["sql", "-f", file.to_str().unwrap()], &["syntax error"]);
+}
+
+#[test]
+fn bad_statements_fail_cleanly() {
+    let env = Env::new();
+    // In a fresh folder, a failing statement creates no catalog.
+    env.fails_cleanly(&["sql", "CREATE TABLE db.t (g geometry(4269))"], &["4269"]);
+    assert!(!env.warehouse().exists());
+    env.run(&["sql", "CREATE TABLE db.t (id bigint, g geometry(4326))"])
+        .ok();
+    for (statement, message) in [
+        ("CREATE TABLE db.u (g geometry(4269))", "4269"),
+        ("CREATE TABLE db.u (g geography(3857))", "3857"),
+        (
+            "CREATE TABLE db.u (g geometry(4326)) PARTITIONED BY (g)",
+            "partition",
+        ),
+        ("CREATE TABLE (", "syntax error"),
+        ("SELEC count(*) FROM db.t", "not supported"),
+        ("DROP TABLE db.t", "not supported"),
+        ("SELECT count(*) FROM db.t WHERE id > 3", "not supported"),
+        ("SHOW CREATE TABLE db.nope", "does not exist"),
+        ("DESCRIBE t", "namespace"),
+        ("SHOW CREATE TABLE other.db.t", "catalog"),
+        (
+            "SELECT count(*) FROM db.t WHERE ST_Intersects(g, ST_MakeEnvelope(0, 0, 1, 1, 3857))",
+            "EPSG:3857",
+        ),
+        ("", "give a statement"),
+    ] {
+        env.fails_cleanly(&["sql", statement], &[message]);
+    }
+}
+
+#[test]
+fn select_and_explain_prune_and_count_exactly() {
+    let (env, points) = imported();
+    let w = [-10.0, 10.0, 5.0, 20.0];
+    let expected = count_in(&points, w);
+    let select = format!("SELECT count(*) FROM db.points WHERE {}", window_sql(w));
+    let j = env.run(&["--json", "sql", &select]).ok().json();
+    assert_eq!(j["count"].as_u64().unwrap() as usize, expected);
+    assert_eq!(j["scan"]["files_total"], 8);
+
+    let explain = env.run(&["sql", &format!("EXPLAIN {select}")]).ok().stdout;
+    assert!(explain.contains("files: read 8 of 8"), "{explain}");
+
+    // ST_Within a polygon that is not a rectangle: refined exactly, not by bbox.
+    let triangle = "SELECT count(*) FROM db.points WHERE ST_Within(geometry, \
+                    ST_GeomFromText('POLYGON((-50 0, 50 0, -50 50, -50 0))', 4326))";
+    let n: usize = env
+        .run(&["sql", triangle])
+        .ok()
+        .stdout
+        .trim()
+        .parse()
+        .unwrap();
+    let exact = points.iter().filter(|p| p.2 < 25.0 - p.1 / 2.0).count();
+    assert!(n.abs_diff(exact) <= 2, "{n} vs {exact}"); // points on the edge aside
+
+    let rows = env
+        .run(&[
+            "sql",
+            "SELECT id, geometry FROM db.points WHERE ST_Intersects(geometry, \
+             ST_MakeEnvelope(-50, 0, 50, 50, 4326)) LIMIT 3",
+        ])
+        .ok()
+        .stdout;
+    assert_eq!(rows.lines().count(), 4, "{rows}");
+    assert!(rows.starts_with("id\tgeometry"), "{rows}");
+    assert!(rows.contains("POINT("), "{rows}");
+    // The filter column is read for refinement but not returned when not selected.
+    let names = env
+        .run(&[
+            "--json",
+            "sql",
+            &format!("SELECT name FROM db.points WHERE {} LIMIT 2", window_sql(w)),
+        ])
+        .ok()
+        .json();
+    let names = names["rows"].as_array().unwrap();
+    assert_eq!(names.len(), 2.min(expected));
+    assert!(
+        names
+            .iter()
+            .all(|r| r.as_object().unwrap().keys().eq(["name"])),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn create_spatial_index_through_sql_cuts_files_read() {
+    let (env, points) = imported();
+    let w = [-10.0, 10.0, 5.0, 20.0];
+    let select = format!("SELECT count(*) FROM db.points WHERE {}", window_sql(w));
+    let before = env.run(&["--json", "sql", &select]).ok().json();
+
+    // Bounds that do not cover the data are refused before anything is written.
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 8, 0, 0, 10, 10)",
+        ],
+        &["bounds"],
+    );
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.points USING hilbert(nope, 8)",
+        ],
+        &["nope"],
+    );
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.nope USING hilbert(geometry, 8)",
+        ],
+        &["does not exist"],
+    );
+
+    let index = env
+        .run(&[
+            "--json",
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12) \
+             OPTIONS map('target-file-size-bytes', '8000')",
+        ])
+        .ok()
+        .json();
+    assert_eq!(index["result"]["rewritten_data_files_count"], 8);
+    let after = env.run(&["--json", "sql", &select]).ok().json();
+    assert_eq!(
+        after["count"].as_u64().unwrap() as usize,
+        count_in(&points, w)
+    );
+    assert_eq!(after["count"], before["count"]);
+    let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
+    assert_eq!(inspect["snapshots"][8]["operation"], "replace");
+    // The CALL form runs through the same path (rewrite-all defaults to false there).
+    let call = env
+        .run(&[
+            "--json",
+            "sql",
+            "CALL geoberg.system.rewrite_data_files(table => 'db.points', strategy => 'sort', \
+             sort_order => 'hilbert(geometry, 12)')",
+        ])
+        .ok()
+        .json();
+    assert_eq!(call["statement"], "REWRITE");
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CALL other.system.rewrite_data_files(table => 'db.points', strategy => 'sort', \
+             sort_order => 'hilbert(geometry, 12)')",
+        ],
+        &["catalog"],
+    );
+    assert!(
+        after["scan"]["files_read"].as_f64().unwrap()
+            / after["scan"]["files_total"].as_f64().unwrap()
+            < before["scan"]["files_read"].as_f64().unwrap()
+                / before["scan"]["files_total"].as_f64().unwrap(),
+        "{before} {after}"
+    );
+}
+
+#[test]
+fn import_applies_the_srid_rules() {
+    let env = Env::new();
+    let points = scattered_points(100);
+    let mercator = env.path("mercator.parquet");
+    write_points(
+        &mercator,
+        &points,
+        Some(&geo_metadata(Some(
+            r#"{"id":{"authority":"EPSG","code":3857}}"#,
+        ))),
+    );
+    let plain = env.path("plain.parquet");
+    write_points(&plain, &points, None);
+
+    env.fails_cleanly(
+        &[
+            "import",
+            plain.to_str().unwrap(),
+            "--table",
+            "db.t",
+            "--srid",
+            "4269",
+        ],
+        &["4269"],
+    );
+    env.fails_cleanly(
+        &[
+            "import",
+            mercator.to_str().unwrap(),
+            "--table",
+            "db.t",
+            "--srid",
+            "4326",
+        ],
+        &["EPSG:3857", "reproject"],
+    );
+    env.fails_cleanly(
+        &[
+            "import",
+            plain.to_str().unwrap(),
+            "--table",
+            "db.t",
+            "--geometry-column",
+            "name",
+        ],
+        &["not binary"],
+    );
+    env.fails_cleanly(
+        &[
+            "import",
+            env.path("missing.parquet").to_str().unwrap(),
+            "--table",
+            "db.t",
+        ],
+        &["missing.parquet"],
+    );
+
+    let j = env
+        .run(&[
+            "--json",
+            "import",
+            mercator.to_str().unwrap(),
+            "--table",
+            "db.m",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["srid"], 3857);
+    // Appending 4326-labelled values to the 3857 table is refused by the value SRID check,
+    // and the table keeps its one snapshot.
+    env.fails_cleanly(
+        &[
+            "import",
+            plain.to_str().unwrap(),
+            "--table",
+            "db.m",
+            "--srid",
+            "4326",
+        ],
+        &["4326", "3857"],
+    );
+    let ddl = env.run(&["sql", "SHOW CREATE TABLE db.m"]).ok().stdout;
+    assert!(
+        ddl.contains("geometry GEOMETRY(3857)") && ddl.contains("id BIGINT NOT NULL"),
+        "{ddl}"
+    );
+}
+
+#[test]
+fn inspect_layout_and_audit_a_table() {
+    let (env, _) = imported();
+    let j = env
+        .run(&["--json", "inspect", "db.points", "--files"])
+        .ok()
+        .json();
+    assert_eq!(j["data_files"], 8);
+    assert_eq!(j["records"], 2_000);
+    assert_eq!(j["snapshots"].as_array().unwrap().len(), 8);
+    assert_eq!(j["files"].as_array().unwrap().len(), 8);
+    let depth = j["overlap_depth"].as_f64().unwrap();
+    assert!(depth > 4.0, "scattered files overlap: {depth}");
+    let text = env.run(&["inspect", "db.points"]).ok().stdout;
+    assert!(
+        text.contains("overlap depth") && text.contains("snapshots: 8"),
+        "{text}"
+    );
+
+    let svg_path = env.path("layout.svg");
+    env.run(&[
+        "layout",
+        "db.points",
+        "--svg",
+        svg_path.to_str().unwrap(),
+        "--window",
+        "-10,10,5,20",
+    ])
+    .ok();
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert_eq!(svg.matches("<rect class=\"file\"").count(), 8);
+
+    // Bounds are present and true; the scattered layout reads every file for any window.
+    let audit = env.run(&["--json", "audit", "db.points"]).ok().json();
+    assert_eq!(audit["ok"], true);
+    assert_eq!(audit["rows"], 2_000);
+    assert_eq!(audit["rows_outside_file_bounds"], 0);
+    let failed = env.fails_cleanly(
+        &[
+            "--json",
+            "audit",
+            "db.points",
+            "--window",
+            "-10,10,5,20",
+            "--max-fraction",
+            "0.5",
+        ],
+        &["pruning regressed", "8/8 files"],
+    );
+    assert_eq!(failed.json()["pruning"]["ok"], false);
+    env.run(&[
+        "audit",
+        "db.points",
+        "--window",
+        "-10,10,5,20",
+        "--max-fraction",
+        "1",
+    ])
+    .ok();
+    env.fails_cleanly(
+        &[
+            "audit",
+            "db.points",
+            "--window",
+            "1,2,3",
+            "--max-fraction",
+            "0.5",
+        ],
+        &["--window", "four numbers"],
+    );
+    env.fails_cleanly(
+        &[
+            "audit",
+            "db.points",
+            "--window",
+            "0,0,1,1",
+            "--max-fraction",
+            "2",
+        ],
+        &["max-fraction"],
+    );
+}
+
+#[test]
+fn unknown_tables_and_missing_catalogs_fail_cleanly() {
+    let env = Env::new();
+    // No warehouse yet: read-only commands create nothing.
+    for args in [
+        &["inspect", "db.t"][..],
+        &["audit", "db.t"],
+        &["layout", "db.t", "--svg", "x.svg"],
+        &["sql", "DESCRIBE db.t"],
+        &["expire-snapshots", "db.t"],
+        &["remove-orphans", "db.t"],
+    ] {
+        env.fails_cleanly(args, &["no catalog database"]);
+    }
+    assert!(!env.warehouse().exists());
+
+    env.run(&["sql", "CREATE TABLE db.t (g geometry(4326))"])
+        .ok();
+    for args in [
+        &["inspect", "db.nope"][..],
+        &["audit", "db.nope"],
+        &["layout", "db.nope", "--svg", "x.svg"],
+        &["expire-snapshots", "db.nope"],
+        &["remove-orphans", "db.nope", "--dry-run"],
+    ] {
+        env.fails_cleanly(args, &["db.nope", "does not exist"]);
+    }
+    env.fails_cleanly(&["inspect", "no_namespace"], &["<namespace>.<table>"]);
+    env.fails_cleanly(
+        &["expire-snapshots", "db.t", "--older-than", "yesterday"],
+        &["RFC 3339"],
+    );
+    // An empty table has nothing to draw.
+    env.fails_cleanly(
+        &[
+            "layout",
+            "db.t",
+            "--svg",
+            env.path("e.svg").to_str().unwrap(),
+        ],
+        &["nothing to draw"],
+    );
+}
+
+#[test]
+fn malformed_command_lines_exit_with_usage_errors() {
+    let env = Env::new();
+    let run = env.run(&["demo", "--rows", "many"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let run = env.run(&["frobnicate"]);
+    assert_eq!(run.code, 2);
+    env.fails_cleanly(
+        &["demo", "--rows", "10", "--files", "20"],
+        &["--rows/--files"],
+    );
+    assert!(!env.warehouse().exists());
+}
+
+#[test]
+fn expire_snapshots_and_remove_orphans_keep_the_data() {
+    let (env, points) = imported();
+    env.run(&[
+        "sql",
+        "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12) \
+         OPTIONS map('target-file-size-bytes', '8000')",
+    ])
+    .ok();
+    let select = "SELECT count(*) FROM db.points";
+    env.fails_cleanly(
+        &["expire-snapshots", "db.points", "--retain-last", "0"],
+        &["retain-last"],
+    );
+
+    // Keep only the current snapshot: the eight appends go, with their manifest lists.
+    let j = env
+        .run(&[
+            "--json",
+            "expire-snapshots",
+            "db.points",
+            "--older-than",
+            "0s",
+            "--retain-last",
+            "1",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["expired_snapshots"].as_array().unwrap().len(), 8);
+    assert_eq!(j["remaining_snapshots"], 1);
+    let deleted = j["deleted_files"].as_array().unwrap();
+    let manifest_lists = deleted
+        .iter()
+        .filter(|p| p.as_str().unwrap().contains("/metadata/snap-"))
+        .count();
+    assert_eq!(manifest_lists, 8, "{deleted:?}");
+    assert!(
+        deleted
+            .iter()
+            .all(|p| std::path::Path::new(p.as_str().unwrap()).starts_with(env.warehouse()))
+    );
+    let count = env.run(&["sql", select]).ok().stdout;
+    assert_eq!(count.trim(), points.len().to_string());
+
+    // A stray file under the table location is an orphan: listed by --dry-run, then removed.
+    let stray = env.warehouse().join("db/points/data/stray.parquet");
+    std::fs::write(&stray, b"not referenced").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let dry = env
+        .run(&[
+            "--json",
+            "remove-orphans",
+            "db.points",
+            "--older-than",
+            "0s",
+            "--dry-run",
+        ])
+        .ok()
+        .json();
+    assert_eq!(dry["orphan_files"].as_array().unwrap().len(), 1, "{dry}");
+    assert!(stray.exists());
+    // A young file is left alone by the default 3-day horizon.
+    let young = env
+        .run(&["--json", "remove-orphans", "db.points"])
+        .ok()
+        .json();
+    assert_eq!(young["orphan_files"].as_array().unwrap().len(), 0);
+    env.run(&["remove-orphans", "db.points", "--older-than", "0s"])
+        .ok();
+    assert!(!stray.exists());
+    let count = env.run(&["sql", select]).ok().stdout;
+    assert_eq!(count.trim(), points.len().to_string());
+}

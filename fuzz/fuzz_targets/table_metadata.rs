@@ -1,0 +1,4 @@
+//! libFuzzer entry for `geoberg_fuzz::table_metadata`; the checks live in the library (see its docs).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| geoberg_fuzz::table_metadata(data));

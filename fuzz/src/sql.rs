@@ -1,0 +1,78 @@
+//! Statement text: `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`, `CREATE TABLE`,
+//! `SHOW`/`DESCRIBE`, `SELECT`/`EXPLAIN` and bare conditions.
+
+use geoberg_geostats::bbox_of_wkb;
+use geoberg_sql::{MAX_PRECISION, Predicate, Statement, parse, parse_condition};
+
+/// Fuzz target `sql_parse`: the input (lossy UTF-8) is parsed as a statement and as a condition.
+///
+/// * Neither parser panics.
+/// * A parsed statement renders (`to_sql`) to text that parses to an equal statement, and the
+///   rendering is a fixed point; the same for conditions.
+/// * Every spatial filter's window is finite, its WKB is read by geostats to exactly the
+///   window's box, and its pruning box is ordered (a negative or NaN distance must not invert
+///   it).
+/// * A Hilbert index has a precision in `1..=MAX_PRECISION` and ordered, finite bounds.
+pub fn sql_parse(data: &[u8]) {
+    let sql = String::from_utf8_lossy(data);
+    if let Ok(statement) = parse(&sql) {
+        let text = statement.to_sql();
+        let again = parse(&text).unwrap_or_else(|e| panic!("{text:?} does not parse: {e}"));
+        assert_eq!(again, statement, "{sql:?} -> {text:?}");
+        assert_eq!(again.to_sql(), text, "to_sql is not a fixed point");
+        check_statement(&statement);
+    }
+    if let Ok(condition) = parse_condition(&sql) {
+        let text = condition.to_sql();
+        let again =
+            parse_condition(&text).unwrap_or_else(|e| panic!("{text:?} does not parse: {e}"));
+        assert_eq!(again, condition, "{sql:?} -> {text:?}");
+        assert_eq!(again.to_sql(), text, "to_sql is not a fixed point");
+        check_predicate(&condition);
+    }
+}
+
+fn check_statement(statement: &Statement) {
+    match statement {
+        Statement::Rewrite(r) => {
+            if let Some(h) = r.hilbert() {
+                assert!((1..=MAX_PRECISION).contains(&h.precision), "{h:?}");
+                if let Some(b) = h.bounds {
+                    let all = [b.min_x, b.min_y, b.max_x, b.max_y];
+                    assert!(all.iter().all(|v| v.is_finite()), "{b:?}");
+                    assert!(b.min_x < b.max_x && b.min_y < b.max_y, "{b:?}");
+                }
+            }
+            r.filter.iter().for_each(check_predicate);
+        }
+        Statement::Select(s) | Statement::Explain(s) => s.filter.iter().for_each(check_predicate),
+        Statement::CreateTable(_)
+        | Statement::ShowCreateTable(_)
+        | Statement::ShowTblProperties { .. }
+        | Statement::Describe(_) => {}
+    }
+}
+
+fn check_predicate(predicate: &Predicate) {
+    for filter in predicate.spatial_filters() {
+        let w = filter.window.bbox();
+        let all = [w.min_x, w.min_y, w.max_x, w.max_y];
+        assert!(all.iter().all(|v| v.is_finite()), "window {w:?}");
+        let read = bbox_of_wkb(filter.window.wkb())
+            .unwrap_or_else(|e| panic!("window WKB unreadable: {e}"))
+            .unwrap_or_else(|| panic!("window WKB is empty, its box is {w:?}"));
+        assert_eq!(
+            (read.min_x, read.min_y, read.max_x, read.max_y),
+            (w.min_x, w.min_y, w.max_x, w.max_y),
+            "window WKB box vs window box"
+        );
+        let p = filter.pruning_bbox();
+        assert!(
+            p.min_x <= p.max_x && p.min_y <= p.max_y,
+            "pruning box {p:?} of {filter}"
+        );
+    }
+    if let Some(rest) = predicate.non_spatial() {
+        assert!(rest.spatial_filters().is_empty());
+    }
+}

@@ -1,0 +1,50 @@
+//! Inputs the fuzzers found, by name. Each is also in `corpus/<target>/`, so the replay test runs
+//! it; naming it here documents what it exercises.
+
+use std::path::Path;
+
+fn corpus(target: &str, file: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target)
+        .join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A column whose third row is an EWKB point with X = NaN and Y = 2.0000000075: the row has no
+/// box (`bbox_of_wkb` gives `None`), but `BBoxAccumulator` skips NaN per dimension and keeps its
+/// Y, so the file box is taller than the union of the row boxes. Found by `wkb_batch` in its
+/// first minute; the target now accepts a covering (never a smaller) file box for such rows.
+#[test]
+fn accumulator_keeps_y_of_a_point_with_nan_x() {
+    geoberg_fuzz::wkb_batch(&corpus("wkb_batch", "crash-point-nan-x-keeps-y"));
+}
+
+/// A WKB whose first coordinate is (subnormal, NaN): both reprojection calls fail with the same
+/// `NonFiniteCoordinate` error, which compares unequal to itself because it carries the NaN. The
+/// target compares error messages since; a harness bug, not a `crs` bug.
+#[test]
+fn reprojection_error_carrying_nan() {
+    geoberg_fuzz::crs_reproject(&corpus("crs_reproject", "crash-nan-in-error"));
+}
+
+/// An empty WKB window matches no row, so even a file without bounds may be skipped; the brute
+/// force had demanded the read. A harness bug, kept as a pruning case of its own.
+#[test]
+fn empty_window_skips_files_without_bounds() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-empty-window-unknown-bounds"));
+}
+
+/// A distance filter whose WKB window has a vertex (NaN, 50): no location, so it cannot put a
+/// far-away file in reach; the brute force had measured a zero X gap through the NaN.
+#[test]
+fn nan_window_vertex_is_no_location() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-nan-vertex-distance"));
+}
+
+/// A distance filter with a NaN distance: both planners reject it with `InvalidDistance(NaN)`,
+/// which is unequal to itself; the target compares error messages since.
+#[test]
+fn nan_distance_is_rejected_alike() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-nan-distance-error"));
+}

@@ -1,0 +1,530 @@
+//! Running a plan: stream inputs, key rows, route them to sort chunks (spilling within the
+//! budget), sort each chunk and write rolled Parquet files.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use arrow_select::interleave::interleave_record_batch;
+use arrow_select::take::take_record_batch;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::keys::key_rows;
+use crate::source::{Source, same_columns};
+use crate::spill::{Piece, Router};
+use crate::writer::{RollingWriter, WriterConfig, plain_columns, remove_all};
+use crate::{
+    InputFile, OutputFile, PartitionKey, RewriteError, RewriteOptions, RewritePlan, RowClass,
+};
+
+/// Where output files go. `table` implements it with its data location and file naming.
+pub trait OutputLocator: Sync {
+    /// Path of the `seq`-th file written by `task` for `partition`.
+    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf;
+}
+
+/// Writes every output file into one directory as `<prefix>-<task>-<seq>.parquet`.
+#[derive(Debug, Clone)]
+pub struct DirectoryLocator {
+    /// Target directory (must exist).
+    pub dir: PathBuf,
+    /// File-name prefix, e.g. a run id, so that concurrent rewrites never collide.
+    pub prefix: String,
+}
+
+impl OutputLocator for DirectoryLocator {
+    fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
+        self.dir
+            .join(format!("{}-{task:05}-{seq:03}.parquet", self.prefix))
+    }
+}
+
+/// Iceberg's `rewrite_data_files` result columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RewriteResult {
+    /// Input files replaced.
+    pub rewritten_data_files_count: u64,
+    /// Output files added.
+    pub added_data_files_count: u64,
+    /// Bytes of the replaced files.
+    pub rewritten_bytes_count: u64,
+    /// Files that could not be rewritten (0 on success: a failure fails the whole rewrite).
+    pub failed_data_files_count: u64,
+    /// Delete files removed (this crate never removes delete files; `table` may).
+    pub removed_delete_files_count: u64,
+}
+
+/// What a rewrite produced: the files to add and the files they replace.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RewriteOutcome {
+    /// New files, ordered by partition, class and key.
+    pub added: Vec<OutputFile>,
+    /// Input files that the added files replace.
+    pub rewritten: Vec<InputFile>,
+    /// The procedure's counts.
+    pub result: RewriteResult,
+    /// Bytes that went through spill runs (0 when everything fit in the budget).
+    pub spilled_bytes: u64,
+}
+
+/// Rayon pool with the configured number of threads.
+pub(crate) fn thread_pool(options: &RewriteOptions) -> Result<rayon::ThreadPool, RewriteError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(options.effective_threads())
+        .build()
+        .map_err(|e| RewriteError::InvalidOption {
+            key: "threads".into(),
+            value: options.effective_threads().to_string(),
+            reason: format!("cannot start the worker pool: {e}"),
+        })
+}
+
+/// Largest in-memory size of one sort chunk: a quarter of the budget is for the `threads`
+/// chunks being written (a chunk is gathered in sorted order one row group at a time, so it
+/// needs little more than itself).
+pub(crate) fn chunk_memory_limit(options: &RewriteOptions) -> u64 {
+    options.max_memory_bytes / (4 * options.effective_threads() as u64)
+}
+
+/// Bytes of routed rows held in memory before the last chunks spill: the budget less what the
+/// chunks being written may read back from spill runs.
+fn routing_memory_limit(options: &RewriteOptions) -> u64 {
+    options.max_memory_bytes - options.effective_threads() as u64 * chunk_memory_limit(options)
+}
+
+/// Executes every task of `plan`. On failure every file written so far is deleted.
+pub fn execute(
+    plan: &RewritePlan,
+    locator: &dyn OutputLocator,
+) -> Result<RewriteOutcome, RewriteError> {
+    execute_tasks(plan, &(0..plan.tasks.len()).collect::<Vec<_>>(), locator)
+}
+
+/// Executes the given tasks of `plan` (e.g. on another worker). Rows that belong to other tasks
+/// are read and dropped. On failure every file written by this call is deleted.
+pub fn execute_tasks(
+    plan: &RewritePlan,
+    task_ids: &[usize],
+    locator: &dyn OutputLocator,
+) -> Result<RewriteOutcome, RewriteError> {
+    plan.validate()?;
+    if let Some(&t) = task_ids.iter().find(|&&t| t >= plan.tasks.len()) {
+        return Err(RewriteError::InvalidPlan(format!(
+            "task {t} is not in the plan ({} tasks)",
+            plan.tasks.len()
+        )));
+    }
+    let written = Mutex::new(Vec::<PathBuf>::new());
+    let pool = thread_pool(&plan.options)?;
+    let run = || -> Result<(Vec<OutputFile>, u64), RewriteError> {
+        let mut added = Vec::new();
+        let mut spilled = 0;
+        for p in 0..plan.partitions.len() {
+            let tasks: Vec<usize> = task_ids
+                .iter()
+                .copied()
+                .filter(|&t| plan.tasks[t].partition == p)
+                .collect();
+            if tasks.is_empty() {
+                continue;
+            }
+            let (files, s) = pool.install(|| run_partition(plan, p, &tasks, locator, &written))?;
+            added.extend(files);
+            spilled += s;
+        }
+        Ok((added, spilled))
+    };
+    match run() {
+        Ok((added, spilled_bytes)) => {
+            let mut partitions: Vec<usize> =
+                task_ids.iter().map(|&t| plan.tasks[t].partition).collect();
+            partitions.sort_unstable();
+            partitions.dedup();
+            let rewritten: Vec<InputFile> = partitions
+                .iter()
+                .flat_map(|&p| {
+                    plan.partitions[p]
+                        .inputs
+                        .iter()
+                        .map(|&i| plan.inputs[i].clone())
+                })
+                .collect();
+            let result = RewriteResult {
+                rewritten_data_files_count: rewritten.len() as u64,
+                added_data_files_count: added.len() as u64,
+                rewritten_bytes_count: rewritten.iter().map(|f| f.file_size_bytes).sum(),
+                failed_data_files_count: 0,
+                removed_delete_files_count: 0,
+            };
+            Ok(RewriteOutcome {
+                added,
+                rewritten,
+                result,
+                spilled_bytes,
+            })
+        }
+        Err(e) => {
+            remove_all(&written.lock().unwrap_or_else(|e| e.into_inner()));
+            Err(e)
+        }
+    }
+}
+
+/// Where each row of a partition goes: (class, chunk start key) -> slot.
+struct Routing {
+    /// Per class: ascending chunk start keys and their slot (None = task not run here).
+    starts: [Vec<(u64, Option<usize>)>; 3],
+    /// Per slot: (task, chunk index within task).
+    slots: Vec<usize>,
+}
+
+impl Routing {
+    fn new(plan: &RewritePlan, partition: usize, run: &[usize]) -> Routing {
+        let mut starts: [Vec<(u64, Option<usize>)>; 3] = Default::default();
+        let mut slots = Vec::new();
+        for t in plan.tasks.iter().filter(|t| t.partition == partition) {
+            let active = run.contains(&t.id);
+            for &k in &t.chunk_starts {
+                let slot = active.then(|| {
+                    slots.push(t.id);
+                    slots.len() - 1
+                });
+                starts[class_index(t.class)].push((k, slot));
+            }
+        }
+        for s in &mut starts {
+            s.sort_by_key(|&(k, _)| k);
+        }
+        Routing { starts, slots }
+    }
+
+    #[inline]
+    fn slot(&self, class: RowClass, key: u64) -> Option<usize> {
+        let s = &self.starts[class_index(class)];
+        let i = s.partition_point(|&(k, _)| k <= key);
+        if i == 0 { None } else { s[i - 1].1 }
+    }
+}
+
+fn class_index(c: RowClass) -> usize {
+    match c {
+        RowClass::Regular => 0,
+        RowClass::Oversized => 1,
+        RowClass::Empty => 2,
+    }
+}
+
+const KEY_COLUMN: &str = "__geoberg_hilbert_key";
+/// Bits of the row ordinal in the tie-break sequence (input ordinal in the bits above).
+const ROW_BITS: u32 = 40;
+
+fn run_partition(
+    plan: &RewritePlan,
+    partition: usize,
+    tasks: &[usize],
+    locator: &dyn OutputLocator,
+    written: &Mutex<Vec<PathBuf>>,
+) -> Result<(Vec<OutputFile>, u64), RewriteError> {
+    let part = &plan.partitions[partition];
+    let options = &plan.options;
+    let curve = plan.curve.curve()?;
+    let column = plan.geometry_column.as_str();
+    let routing = Routing::new(plan, partition, tasks);
+
+    // Open every input once: footers, schema check, units of work (file, row group).
+    let sources: Vec<(usize, Source)> = part
+        .inputs
+        .par_iter()
+        .map(|&i| Source::open(&plan.inputs[i].path, column).map(|s| (i, s)))
+        .collect::<Result<_, _>>()?;
+    let Some((first_input, first)) = sources.first() else {
+        return Ok((Vec::new(), 0));
+    };
+    if let Some((other, _)) = sources
+        .iter()
+        .find(|(_, s)| !same_columns(s.schema(), first.schema()))
+    {
+        return Err(RewriteError::SchemaMismatch {
+            partition: part.partition.0.clone(),
+            first: plan.inputs[*first_input].path.clone(),
+            other: plan.inputs[*other].path.clone(),
+        });
+    }
+    let arrow_schema = first.schema().clone();
+    let config = WriterConfig {
+        arrow_schema: arrow_schema.clone(),
+        parquet_schema: first
+            .metadata
+            .metadata()
+            .file_metadata()
+            .schema_descr()
+            .clone(),
+        geometry_index: first.geometry_index,
+        codec: options.compression_codec,
+        row_group_rows: options.row_group_rows,
+        roll_bytes: (part.target_file_size_bytes as f64 * options.write_max_file_size() as f64
+            / options.target_file_size_bytes as f64) as u64,
+        plain_columns: plain_columns(first.metadata.metadata().row_groups().first()),
+    };
+    let mut routed_fields: Vec<Arc<Field>> = arrow_schema.fields().iter().cloned().collect();
+    routed_fields.push(Arc::new(Field::new(KEY_COLUMN, DataType::UInt64, false)));
+    let routed_schema = Arc::new(Schema::new(routed_fields));
+
+    let spill_parent = options.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let spill_dir = tempfile::Builder::new()
+        .prefix("geoberg-rewrite-")
+        .tempdir_in(&spill_parent)
+        .map_err(|e| RewriteError::io("cannot create spill directory in", &spill_parent, e))?;
+    let router = Router::new(
+        routing.slots.len(),
+        routing_memory_limit(options) as usize,
+        spill_dir.path().to_path_buf(),
+    );
+
+    // Pass 1: route.
+    let units: Vec<(usize, usize, u64)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(si, (_, s))| {
+            let mut row0 = 0u64;
+            s.row_group_rows()
+                .into_iter()
+                .enumerate()
+                .map(move |(rg, n)| {
+                    let u = (si, rg, row0);
+                    row0 += n;
+                    u
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    units.par_iter().try_for_each(|&(si, rg, row0)| {
+        let (input, source) = &sources[si];
+        let path = &plan.inputs[*input].path;
+        let reader = source.reader(path, vec![rg], false)?;
+        let mut row = row0;
+        for batch in reader {
+            let batch = batch
+                .map_err(|e| RewriteError::arrow(format!("reading '{}'", path.display()), e))?;
+            route_batch(
+                &batch,
+                *input as u64,
+                row,
+                source.geometry_index,
+                part.oversize,
+                &routing,
+                &router,
+                &routed_schema,
+                &curve,
+                column,
+                path,
+            )?;
+            row += batch.num_rows() as u64;
+        }
+        Ok::<(), RewriteError>(())
+    })?;
+
+    // Pass 2: per task, sort each chunk and write.
+    let concurrency = options
+        .effective_threads()
+        .min(options.max_concurrent_file_group_rewrites)
+        .max(1);
+    let next_task = AtomicUsize::new(0);
+    let task_slots: Vec<(usize, Vec<usize>)> = tasks
+        .iter()
+        .map(|&t| {
+            (
+                t,
+                (0..routing.slots.len())
+                    .filter(|&s| routing.slots[s] == t)
+                    .collect(),
+            )
+        })
+        .collect();
+    let results: Vec<Result<Vec<OutputFile>, RewriteError>> = (0..concurrency)
+        .into_par_iter()
+        .map(|_| {
+            let mut out = Vec::new();
+            loop {
+                let i = next_task.fetch_add(1, Ordering::Relaxed);
+                let Some((t, slots)) = task_slots.get(i) else {
+                    break;
+                };
+                out.push((
+                    i,
+                    write_task(plan, *t, slots, &router, &config, locator, written)?,
+                ));
+            }
+            Ok(out)
+        })
+        .map(|r: Result<Vec<(usize, Vec<OutputFile>)>, RewriteError>| {
+            r.map(|v| {
+                let mut v = v;
+                v.sort_by_key(|(i, _)| *i);
+                v.into_iter().flat_map(|(_, f)| f).collect()
+            })
+        })
+        .collect();
+    let mut files = Vec::new();
+    for r in results {
+        files.extend(r?);
+    }
+    files.sort_by_key(|f| (f.task, f.key_range.first));
+    Ok((files, router.spilled_bytes()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn route_batch(
+    batch: &RecordBatch,
+    input: u64,
+    row0: u64,
+    geometry_index: usize,
+    oversize: Option<crate::OversizeRule>,
+    routing: &Routing,
+    router: &Router,
+    routed_schema: &Arc<Schema>,
+    curve: &geoberg_hilbert::HilbertCurve,
+    column: &str,
+    path: &std::path::Path,
+) -> Result<(), RewriteError> {
+    let n = batch.num_rows();
+    let keyed = key_rows(
+        batch.column(geometry_index).as_ref(),
+        curve,
+        column,
+        path,
+        row0,
+    )?;
+    let n_slots = routing.slots.len();
+    let mut slot_of = vec![u32::MAX; n];
+    let mut counts = vec![0u32; n_slots + 1];
+    for (i, s) in slot_of.iter_mut().enumerate() {
+        let class = if !keyed.is_located(i) {
+            RowClass::Empty
+        } else if let Some(rule) = oversize {
+            let (w, h) = keyed.size(i);
+            if rule.is_oversized(w, h) {
+                RowClass::Oversized
+            } else {
+                RowClass::Regular
+            }
+        } else {
+            RowClass::Regular
+        };
+        if let Some(slot) = routing.slot(class, keyed.keys[i]) {
+            *s = slot as u32;
+            counts[slot] += 1;
+        }
+    }
+    // Counting sort of row indices by slot (stable: rows keep file order).
+    let mut offsets = vec![0u32; n_slots + 1];
+    for s in 0..n_slots {
+        offsets[s + 1] = offsets[s] + counts[s];
+    }
+    let mut order = vec![0u32; offsets[n_slots] as usize];
+    let mut fill = offsets.clone();
+    for (i, &s) in slot_of.iter().enumerate() {
+        if s != u32::MAX {
+            order[fill[s as usize] as usize] = i as u32;
+            fill[s as usize] += 1;
+        }
+    }
+    let seq = (input << ROW_BITS) | row0;
+    for s in 0..n_slots {
+        let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
+        if a == b {
+            continue;
+        }
+        // Rows of a piece in key order (stable: equal keys keep row order), so that writing
+        // reads each piece front to back instead of gathering at random.
+        let rows = &mut order[a..b];
+        rows.sort_by_key(|&r| keyed.keys[r as usize]);
+        let rows = &*rows;
+        let idx = UInt32Array::from(rows.to_vec());
+        let picked =
+            take_record_batch(batch, &idx).map_err(|e| RewriteError::arrow("routing rows", e))?;
+        let keys = UInt64Array::from_iter_values(rows.iter().map(|&r| keyed.keys[r as usize]));
+        let mut columns = picked.columns().to_vec();
+        columns.push(Arc::new(keys));
+        let batch = RecordBatch::try_new(routed_schema.clone(), columns)
+            .map_err(|e| RewriteError::arrow("routing rows", e))?;
+        router.push(s, Piece { seq, batch })?;
+    }
+    Ok(())
+}
+
+fn write_task(
+    plan: &RewritePlan,
+    task: usize,
+    slots: &[usize],
+    router: &Router,
+    config: &WriterConfig,
+    locator: &dyn OutputLocator,
+    written: &Mutex<Vec<PathBuf>>,
+) -> Result<Vec<OutputFile>, RewriteError> {
+    let t = &plan.tasks[task];
+    let partition = &plan.partitions[t.partition].partition;
+    let mut seq = 0;
+    let mut writer = RollingWriter::new(config, partition.clone(), task, t.class, || {
+        let path = locator.locate(partition, task, seq);
+        seq += 1;
+        written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.clone());
+        Ok(path)
+    });
+    for &slot in slots {
+        let mut pieces = router.take(slot)?;
+        if pieces.is_empty() {
+            continue;
+        }
+        // Pieces in sequence order, rows of a piece in (key, sequence) order: sorting on
+        // (key, piece, row) is sorting on (key, sequence). Each piece is a sorted run, which
+        // the stable sort merges.
+        pieces.sort_unstable_by_key(|p| p.seq);
+        let key_column = config.arrow_schema.fields().len();
+        let mut order: Vec<(u64, u64)> =
+            Vec::with_capacity(pieces.iter().map(|p| p.batch.num_rows()).sum());
+        let mut data = Vec::with_capacity(pieces.len());
+        for (i, p) in pieces.into_iter().enumerate() {
+            let keys = p
+                .batch
+                .column(key_column)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .expect("routed batches end with the key column");
+            order.extend(
+                keys.values()
+                    .iter()
+                    .enumerate()
+                    .map(|(row, &k)| (k, ((i as u64) << 32) | row as u64)),
+            );
+            let mut columns = p.batch.columns().to_vec();
+            columns.truncate(key_column);
+            data.push(
+                RecordBatch::try_new(config.arrow_schema.clone(), columns)
+                    .map_err(|e| RewriteError::arrow("restoring the input schema", e))?,
+            );
+        }
+        order.sort();
+        let data: Vec<&RecordBatch> = data.iter().collect();
+        let mut indices = Vec::with_capacity(config.row_group_rows.min(order.len()));
+        for rows in order.chunks(config.row_group_rows) {
+            indices.clear();
+            indices.extend(
+                rows.iter()
+                    .map(|&(_, at)| ((at >> 32) as usize, (at & u64::from(u32::MAX)) as usize)),
+            );
+            let sorted = interleave_record_batch(&data, &indices)
+                .map_err(|e| RewriteError::arrow("gathering sorted rows", e))?;
+            let last = rows.last().expect("chunks are non-empty").0;
+            writer.write(&sorted, rows[0].0, last)?;
+        }
+    }
+    writer.close_current()?;
+    Ok(writer.finished)
+}

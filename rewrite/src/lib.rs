@@ -1,0 +1,88 @@
+//! Hilbert-clustered rewrites of Parquet data files, planned globally and executed in bounded
+//! memory.
+//!
+//! This is the planning and execution half of `CREATE SPATIAL INDEX` /
+//! `rewrite_data_files(strategy => 'sort', sort_order => 'hilbert(geom, p)')`; the `table` crate
+//! parses the statements and commits the result as one REPLACE snapshot. Nothing here knows
+//! about catalogs: the input is a list of [`InputFile`]s (manifest facts), the output a list of
+//! [`OutputFile`]s with their statistics.
+//!
+//! 1. [`RewriteOptions::parse`] reads Iceberg's option map (names and defaults of
+//!    `rewrite_data_files`, plus `target-file-count`, `max-memory-bytes`, `spill-dir`, `threads`).
+//! 2. [`plan_rewrite`] runs the preflight (precision, curve bounds vs the files' bounds), selects
+//!    files (`rewrite-all`, Iceberg's size rules, or an [`overlap_depth`] metric), samples the
+//!    Hilbert keys of each partition and cuts **global** key ranges at byte-weighted quantiles, so
+//!    the output files of a partition have disjoint, ordered key ranges. Oversized geometries
+//!    and null/empty ones get files of their own. The [`RewritePlan`] is serde-serializable.
+//! 3. [`execute`] streams the inputs on a rayon pool, keys rows by the Hilbert index of their
+//!    bbox centre (ties broken by input and row ordinal), routes them to sort chunks that spill
+//!    to Arrow IPC runs past the memory budget, sorts each chunk and writes Parquet files rolled
+//!    near the target size, keeping the input schema (field ids, GEOMETRY logical type).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{BinaryArray, Int64Array, RecordBatch};
+//! use arrow_schema::{DataType, Field, Schema};
+//! use geoberg_rewrite::{CurveSpec, DirectoryLocator, InputFile, RewriteOptions, execute, plan_rewrite};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let point = |x: f64, y: f64| {
+//!     let mut w = vec![1u8, 1, 0, 0, 0];
+//!     w.extend(x.to_le_bytes());
+//!     w.extend(y.to_le_bytes());
+//!     w
+//! };
+//! let schema = Arc::new(Schema::new(vec![
+//!     Field::new("id", DataType::Int64, false),
+//!     Field::new("geom", DataType::Binary, true),
+//! ]));
+//! let wkb: Vec<Vec<u8>> = (0..100).map(|i| point(i as f64 - 50.0, (i % 7) as f64)).collect();
+//! let batch = RecordBatch::try_new(schema.clone(), vec![
+//!     Arc::new(Int64Array::from_iter_values(0..100)),
+//!     Arc::new(BinaryArray::from_iter_values(wkb.iter())),
+//! ])?;
+//! let input = dir.path().join("in.parquet");
+//! let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input)?, schema, None)?;
+//! w.write(&batch)?;
+//! w.close()?;
+//! let size = std::fs::metadata(&input)?.len();
+//!
+//! let options = RewriteOptions::parse([("rewrite-all", "true")], None)?;
+//! let plan = plan_rewrite(&[InputFile::new(&input, size, 100)], "geom", &CurveSpec::wgs84(16)?, &options)?;
+//! let out = dir.path().join("out");
+//! std::fs::create_dir(&out)?;
+//! let outcome = execute(&plan, &DirectoryLocator { dir: out, prefix: "run1".into() })?;
+//! assert_eq!(outcome.result.rewritten_data_files_count, 1);
+//! assert_eq!(outcome.added.iter().map(|f| f.record_count).sum::<u64>(), 100);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod execute;
+mod input;
+mod keys;
+mod options;
+mod plan;
+mod planner;
+mod selection;
+mod sizing;
+mod source;
+mod spill;
+mod writer;
+
+pub use error::RewriteError;
+pub use execute::{
+    DirectoryLocator, OutputLocator, RewriteOutcome, RewriteResult, execute, execute_tasks,
+};
+pub use input::{Extent, InputFile, PartitionKey};
+pub use keys::RowClass;
+pub use options::{
+    DEFAULT_MAX_MEMORY_BYTES, DEFAULT_TARGET_FILE_SIZE_BYTES, OPTION_KEYS, OutputCodec,
+    RewriteOptions,
+};
+pub use plan::{CurveSpec, KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
+pub use planner::plan_rewrite;
+pub use selection::{SelectionReason, overlap_depth};
+pub use writer::{ColumnMetrics, OutputFile};

@@ -1,0 +1,318 @@
+//! Output Parquet files rolled at sorted boundaries, and what they report to the commit.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use geoberg_geostats::BBoxAccumulator;
+use parquet::arrow::add_encoded_arrow_schema_to_metadata;
+use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::basic::Encoding;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::RowGroupMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::{ColumnPath, SchemaDescriptor};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::{Extent, KeyRange, OutputCodec, PartitionKey, RewriteError, RowClass};
+
+/// Metrics of one leaf column, summed over row groups: what Iceberg's `value_counts`,
+/// `null_value_counts` and `column_sizes` need.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnMetrics {
+    /// Parquet field id (`PARQUET:field_id`), which is the Iceberg field id.
+    pub field_id: Option<i32>,
+    /// Dotted column path.
+    pub path: String,
+    /// Values including nulls.
+    pub value_count: u64,
+    /// Null values, when the writer recorded them.
+    pub null_count: Option<u64>,
+    /// Compressed bytes of the column.
+    pub compressed_bytes: u64,
+}
+
+/// A data file written by the rewrite, with the statistics its manifest entry needs.
+///
+/// Lower/upper bounds of ordinary columns are left to `table`, which maps Parquet statistics to
+/// Iceberg types (and truncation rules) from [`OutputFile::footer`]; the geometry bounds are in
+/// [`OutputFile::bbox`] (GEOMETRY columns have no Parquet min/max).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OutputFile {
+    /// Where the file was written.
+    pub path: PathBuf,
+    /// Its size on disk.
+    pub file_size_bytes: u64,
+    /// Rows in it.
+    pub record_count: u64,
+    /// Partition of its rows.
+    pub partition: PartitionKey,
+    /// Task that wrote it.
+    pub task: usize,
+    /// Class of its rows.
+    pub class: RowClass,
+    /// Smallest and largest Hilbert key of its rows.
+    pub key_range: KeyRange,
+    /// Bounds of the geometry column (`None` when every geometry is null or empty).
+    pub bbox: Option<Extent>,
+    /// Per-leaf-column counts and sizes.
+    pub columns: Vec<ColumnMetrics>,
+    /// The Parquet footer, for further metrics; not serialized.
+    #[serde(skip)]
+    pub footer: Option<Arc<ParquetMetaData>>,
+}
+
+/// Settings shared by every output file of a rewrite.
+pub(crate) struct WriterConfig {
+    pub arrow_schema: SchemaRef,
+    pub parquet_schema: SchemaDescriptor,
+    pub geometry_index: usize,
+    pub codec: OutputCodec,
+    pub row_group_rows: usize,
+    pub roll_bytes: u64,
+    /// Columns written without dictionary encoding: those whose input pages fell back to plain,
+    /// where building a dictionary first only costs time.
+    pub plain_columns: Vec<ColumnPath>,
+}
+
+impl WriterConfig {
+    /// Writer properties, with the Arrow schema in the key-value metadata as `ArrowWriter`
+    /// stores it.
+    fn properties(&self) -> WriterProperties {
+        let compression = match self.codec {
+            OutputCodec::Zstd => Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()),
+            OutputCodec::Snappy => Compression::SNAPPY,
+            OutputCodec::Uncompressed => Compression::UNCOMPRESSED,
+        };
+        let mut builder = WriterProperties::builder()
+            .set_compression(compression)
+            .set_max_row_group_row_count(Some(self.row_group_rows));
+        for c in &self.plain_columns {
+            builder = builder.set_column_dictionary_enabled(c.clone(), false);
+        }
+        let mut properties = builder.build();
+        add_encoded_arrow_schema_to_metadata(&self.arrow_schema, &mut properties);
+        properties
+    }
+}
+
+struct OpenFile {
+    path: PathBuf,
+    writer: SerializedFileWriter<File>,
+    columns: ArrowRowGroupWriterFactory,
+    bbox: BBoxAccumulator,
+    first_key: u64,
+    last_key: u64,
+    rows: u64,
+}
+
+/// Writes sorted batches, one row group each, starting a new file when the current one reaches
+/// the roll size. The leaf columns of a row group are encoded in parallel, so that a single
+/// output file keeps every core busy.
+pub(crate) struct RollingWriter<'a> {
+    config: &'a WriterConfig,
+    next_path: Box<dyn FnMut() -> Result<PathBuf, RewriteError> + 'a>,
+    partition: PartitionKey,
+    task: usize,
+    class: RowClass,
+    current: Option<OpenFile>,
+    pub finished: Vec<OutputFile>,
+}
+
+impl<'a> RollingWriter<'a> {
+    pub fn new(
+        config: &'a WriterConfig,
+        partition: PartitionKey,
+        task: usize,
+        class: RowClass,
+        next_path: impl FnMut() -> Result<PathBuf, RewriteError> + 'a,
+    ) -> Self {
+        RollingWriter {
+            config,
+            next_path: Box::new(next_path),
+            partition,
+            task,
+            class,
+            current: None,
+            finished: Vec::new(),
+        }
+    }
+
+    /// Appends sorted rows whose keys are `first_key..=last_key`.
+    pub fn write(
+        &mut self,
+        batch: &RecordBatch,
+        first_key: u64,
+        last_key: u64,
+    ) -> Result<(), RewriteError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        if self.current.is_none() {
+            let path = (self.next_path)()?;
+            let file = File::create(&path)
+                .map_err(|e| RewriteError::io("cannot create output file", &path, e))?;
+            let writer = SerializedFileWriter::new(
+                file,
+                self.config.parquet_schema.root_schema_ptr(),
+                Arc::new(self.config.properties()),
+            )
+            .map_err(|e| RewriteError::parquet(&path, e))?;
+            let columns =
+                ArrowRowGroupWriterFactory::new(&writer, self.config.arrow_schema.clone());
+            self.current = Some(OpenFile {
+                path,
+                writer,
+                columns,
+                bbox: BBoxAccumulator::new(),
+                first_key,
+                last_key,
+                rows: 0,
+            });
+        }
+        let f = self.current.as_mut().expect("file was just opened");
+        f.bbox
+            .add_wkb_array(batch.column(self.config.geometry_index).as_ref())
+            .map_err(|source| RewriteError::Geometry {
+                column: self
+                    .config
+                    .arrow_schema
+                    .field(self.config.geometry_index)
+                    .name()
+                    .clone(),
+                path: f.path.clone(),
+                source,
+            })?;
+        write_row_group(f, &self.config.arrow_schema, batch)
+            .map_err(|e| RewriteError::parquet(&f.path, e))?;
+        f.last_key = last_key;
+        f.rows += batch.num_rows() as u64;
+        let size = f.writer.bytes_written() as u64;
+        if size >= self.config.roll_bytes {
+            self.close_current()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open file, if any.
+    pub fn close_current(&mut self) -> Result<(), RewriteError> {
+        let Some(f) = self.current.take() else {
+            return Ok(());
+        };
+        let footer = f
+            .writer
+            .close()
+            .map_err(|e| RewriteError::parquet(&f.path, e))?;
+        let file_size_bytes = std::fs::metadata(&f.path)
+            .map_err(|e| RewriteError::io("cannot stat output file", &f.path, e))?
+            .len();
+        self.finished.push(OutputFile {
+            columns: column_metrics(&footer),
+            path: f.path,
+            file_size_bytes,
+            record_count: f.rows,
+            partition: self.partition.clone(),
+            task: self.task,
+            class: self.class,
+            key_range: KeyRange {
+                first: f.first_key,
+                last: f.last_key,
+            },
+            bbox: f.bbox.finish().map(Extent::from),
+            footer: Some(Arc::new(footer)),
+        });
+        Ok(())
+    }
+}
+
+/// Encodes `batch` as the next row group of `f`, one rayon job per leaf column.
+fn write_row_group(
+    f: &mut OpenFile,
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+) -> Result<(), parquet::errors::ParquetError> {
+    let writers = f
+        .columns
+        .create_column_writers(f.writer.flushed_row_groups().len())?;
+    let mut leaves = Vec::with_capacity(writers.len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        leaves.extend(compute_leaves(field, column)?);
+    }
+    let chunks: Vec<ArrowColumnChunk> = writers
+        .into_par_iter()
+        .zip(leaves)
+        .map(|(mut writer, leaf)| {
+            writer.write(&leaf)?;
+            writer.close()
+        })
+        .collect::<Result<_, _>>()?;
+    let mut row_group = f.writer.next_row_group()?;
+    for chunk in chunks {
+        chunk.append_to_row_group(&mut row_group)?;
+    }
+    row_group.close()?;
+    Ok(())
+}
+
+/// Leaf columns of `row_group` whose data pages are not all dictionary encoded (per the page
+/// encoding statistics); unknown when the writer recorded none, then dictionary stays on.
+pub(crate) fn plain_columns(row_group: Option<&RowGroupMetaData>) -> Vec<ColumnPath> {
+    let Some(rg) = row_group else {
+        return Vec::new();
+    };
+    rg.columns()
+        .iter()
+        .filter(|c| {
+            c.page_encoding_stats_mask().is_some_and(|mask| {
+                c.dictionary_page_offset().is_none()
+                    || !(mask.is_only(Encoding::PLAIN_DICTIONARY)
+                        || mask.is_only(Encoding::RLE_DICTIONARY))
+            })
+        })
+        .map(|c| c.column_path().clone())
+        .collect()
+}
+
+fn column_metrics(footer: &ParquetMetaData) -> Vec<ColumnMetrics> {
+    let schema = footer.file_metadata().schema_descr();
+    let mut out: Vec<ColumnMetrics> = schema
+        .columns()
+        .iter()
+        .map(|c| {
+            let info = c.self_type().get_basic_info();
+            ColumnMetrics {
+                field_id: info.has_id().then(|| info.id()),
+                path: c.path().string(),
+                value_count: 0,
+                null_count: Some(0),
+                compressed_bytes: 0,
+            }
+        })
+        .collect();
+    for rg in footer.row_groups() {
+        for (m, c) in out.iter_mut().zip(rg.columns()) {
+            m.value_count += c.num_values().max(0) as u64;
+            m.compressed_bytes += c.compressed_size().max(0) as u64;
+            m.null_count = match (
+                m.null_count,
+                c.statistics().and_then(|s| s.null_count_opt()),
+            ) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+    }
+    out
+}
+
+/// Removes files on failure; errors are ignored because the original error matters more.
+pub(crate) fn remove_all(paths: &[PathBuf]) {
+    for p in paths {
+        let _ = std::fs::remove_file(Path::new(p));
+    }
+}

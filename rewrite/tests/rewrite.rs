@@ -1,0 +1,516 @@
+//! End-to-end rewrites of random Parquet tables.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use geoberg_rewrite::{
+    CurveSpec, DirectoryLocator, Extent, InputFile, RewriteError, RewriteOptions, RewriteOutcome,
+    RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// SplitMix64: deterministic test data without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn point_wkb(x: f64, y: f64) -> Vec<u8> {
+    let mut w = vec![1u8, 1, 0, 0, 0];
+    w.extend(x.to_le_bytes());
+    w.extend(y.to_le_bytes());
+    w
+}
+
+fn box_wkb(x0: f64, y0: f64, x1: f64, y1: f64) -> Vec<u8> {
+    let mut w = vec![1u8, 3, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0];
+    for (x, y) in [(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)] {
+        w.extend(x.to_le_bytes());
+        w.extend(y.to_le_bytes());
+    }
+    w
+}
+
+fn schema() -> SchemaRef {
+    let id = |f: Field, i: i32| {
+        f.with_metadata([("PARQUET:field_id".to_string(), i.to_string())].into())
+    };
+    Arc::new(Schema::new(vec![
+        id(Field::new("id", DataType::Int64, false), 1),
+        id(Field::new("geom", DataType::Binary, true), 2),
+        id(Field::new("name", DataType::Utf8, true), 3),
+        id(Field::new("value", DataType::Float64, true), 4),
+    ]))
+}
+
+#[derive(Clone, Copy)]
+struct Mix {
+    null_every: u64,
+    big_every: u64,
+}
+
+const PLAIN: Mix = Mix {
+    null_every: 0,
+    big_every: 0,
+};
+
+/// Writes `files` Parquet files of `rows` random rows each (uniform points over a region).
+fn write_table(
+    dir: &Path,
+    files: usize,
+    rows: usize,
+    seed: u64,
+    mix: Mix,
+    partition: &str,
+) -> Vec<InputFile> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for f in 0..files {
+        let mut ids = Vec::new();
+        let mut geoms: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut names = Vec::new();
+        let mut values = Vec::new();
+        let mut bbox: Option<Extent> = None;
+        for r in 0..rows {
+            let id = (f * rows + r) as i64 + seed as i64 * 1_000_000;
+            let (x, y) = (rng.unit() * 360.0 - 180.0, rng.unit() * 170.0 - 85.0);
+            let g = if mix.null_every > 0 && (id as u64).is_multiple_of(mix.null_every) {
+                None
+            } else if mix.big_every > 0 && (id as u64).is_multiple_of(mix.big_every) {
+                let (x0, y0) = (x.min(100.0), y.min(20.0));
+                let e = Extent::new(x0, y0, x0 + 60.0, y0 + 50.0);
+                bbox = Some(bbox.map_or(e, |b| b.union(&e)));
+                Some(box_wkb(x0, y0, x0 + 60.0, y0 + 50.0))
+            } else {
+                let e = Extent::new(x, y, x, y);
+                bbox = Some(bbox.map_or(e, |b| b.union(&e)));
+                Some(point_wkb(x, y))
+            };
+            ids.push(id);
+            geoms.push(g);
+            names.push((!rng.next().is_multiple_of(5)).then(|| format!("n{}", rng.next() % 1000)));
+            values.push((!rng.next().is_multiple_of(7)).then(|| rng.unit()));
+        }
+        let batch = RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(BinaryArray::from_iter(geoms.iter().map(|g| g.as_deref()))),
+                Arc::new(StringArray::from(names)),
+                Arc::new(Float64Array::from(values)),
+            ],
+        )
+        .unwrap();
+        let path = dir.join(format!("{partition}-in-{seed}-{f}.parquet"));
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        let mut file = InputFile::new(&path, size, rows as u64).with_partition(partition);
+        file.bbox = bbox;
+        out.push(file);
+    }
+    out
+}
+
+fn read(path: &Path) -> RecordBatch {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+/// Row count plus, per column and for whole rows, an order-independent sum of value hashes.
+fn checksums(paths: &[PathBuf]) -> (usize, Vec<u64>) {
+    let mut rows = 0;
+    let mut sums = vec![0u64; 5];
+    for p in paths {
+        let b = read(p);
+        rows += b.num_rows();
+        let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let g = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
+        let n = b.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+        let v = b.column(3).as_any().downcast_ref::<Float64Array>().unwrap();
+        for r in 0..b.num_rows() {
+            let hashes = [
+                h(&id.value(r)),
+                h(&(g.is_valid(r).then(|| g.value(r)))),
+                h(&(n.is_valid(r).then(|| n.value(r)))),
+                h(&(v.is_valid(r).then(|| v.value(r).to_bits()))),
+            ];
+            for (s, x) in sums.iter_mut().zip(hashes) {
+                *s = s.wrapping_add(x);
+            }
+            sums[4] = sums[4].wrapping_add(h(&hashes));
+        }
+    }
+    (rows, sums)
+}
+
+fn h<T: Hash>(t: &T) -> u64 {
+    let mut s = DefaultHasher::new();
+    t.hash(&mut s);
+    s.finish()
+}
+
+fn opts(pairs: &[(&str, &str)]) -> RewriteOptions {
+    RewriteOptions::parse(pairs.iter().copied(), None).unwrap()
+}
+
+fn run(plan: &RewritePlan, out: &Path) -> RewriteOutcome {
+    std::fs::create_dir_all(out).unwrap();
+    execute(
+        plan,
+        &DirectoryLocator {
+            dir: out.to_path_buf(),
+            prefix: "t".into(),
+        },
+    )
+    .unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn rows_are_preserved_exactly_with_spilling_and_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mix = Mix {
+        null_every: 97,
+        big_every: 1009,
+    };
+    let mut inputs = write_table(dir.path(), 4, 60_000, 1, mix, "a");
+    inputs.extend(write_table(dir.path(), 3, 10_000, 2, mix, "b"));
+    let options = opts(&[
+        ("rewrite-all", "true"),
+        ("target-file-size-bytes", "400000"),
+        ("max-memory-bytes", "16777216"),
+        ("threads", "2"),
+        ("row-group-rows", "5000"),
+    ]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let out = dir.path().join("out");
+    let outcome = run(&plan, &out);
+    assert!(
+        outcome.spilled_bytes > 0,
+        "the 16 MiB budget should force spill runs"
+    );
+    let before = checksums(&inputs.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    let after = checksums(
+        &outcome
+            .added
+            .iter()
+            .map(|f| f.path.clone())
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(before, after);
+    assert_eq!(before.0, 270_000);
+    assert_eq!(outcome.result.rewritten_data_files_count, 7);
+    assert_eq!(
+        outcome.result.added_data_files_count as usize,
+        outcome.added.len()
+    );
+    assert_eq!(
+        outcome.result.rewritten_bytes_count,
+        inputs.iter().map(|f| f.file_size_bytes).sum::<u64>()
+    );
+    assert_eq!(files_in(&out).len(), outcome.added.len(), "no stray files");
+    // Reported statistics match the files.
+    for f in &outcome.added {
+        let b = read(&f.path);
+        assert_eq!(b.num_rows() as u64, f.record_count);
+        assert_eq!(std::fs::metadata(&f.path).unwrap().len(), f.file_size_bytes);
+        let ids = f.columns.iter().map(|c| c.field_id).collect::<Vec<_>>();
+        assert_eq!(ids, vec![Some(1), Some(2), Some(3), Some(4)]);
+        let geom = &f.columns[1];
+        assert_eq!(geom.value_count, f.record_count);
+        assert_eq!(geom.null_count, Some(b.column(1).null_count() as u64));
+        assert_eq!(
+            b.schema()
+                .field(0)
+                .metadata()
+                .get("PARQUET:field_id")
+                .map(String::as_str),
+            Some("1")
+        );
+        match f.class {
+            RowClass::Empty => assert!(f.bbox.is_none()),
+            _ => assert!(f.bbox.is_some()),
+        }
+    }
+    assert!(outcome.added.iter().any(|f| f.class == RowClass::Empty));
+    assert!(outcome.added.iter().any(|f| f.class == RowClass::Oversized));
+}
+
+#[test]
+fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(
+        dir.path(),
+        5,
+        20_000,
+        3,
+        Mix {
+            null_every: 50,
+            big_every: 0,
+        },
+        "p",
+    );
+    // A coarse curve (4096 cells for 100 000 rows): most keys are shared, so the tie-break
+    // (input order) decides the order of most rows, across pieces, batches and files.
+    let spec = CurveSpec::wgs84(6).unwrap();
+    let options = opts(&[
+        ("rewrite-all", "true"),
+        ("target-file-count", "12"),
+        ("row-group-rows", "4096"),
+        ("max-memory-bytes", "16777216"),
+        ("threads", "2"),
+    ]);
+    let plan = plan_rewrite(&inputs, "geom", &spec, &options).unwrap();
+    let outcome = run(&plan, &dir.path().join("out"));
+    let regular: Vec<_> = outcome
+        .added
+        .iter()
+        .filter(|f| f.class == RowClass::Regular)
+        .collect();
+    assert!((9..=15).contains(&regular.len()), "{} files", regular.len());
+    for w in regular.windows(2) {
+        assert!(
+            w[0].key_range.last < w[1].key_range.first,
+            "{:?} then {:?}",
+            w[0].key_range,
+            w[1].key_range
+        );
+    }
+    let curve = spec.curve().unwrap();
+    for f in &regular {
+        let b = read(&f.path);
+        let g = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
+        let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let keys: Vec<(u64, i64)> = (0..b.num_rows())
+            .map(|r| {
+                let v = g.value(r);
+                let x = f64::from_le_bytes(v[5..13].try_into().unwrap());
+                let y = f64::from_le_bytes(v[13..21].try_into().unwrap());
+                (curve.encode(x, y).unwrap(), id.value(r))
+            })
+            .collect();
+        if let Some(w) = keys.windows(2).find(|w| w[0] > w[1]) {
+            panic!("rows not sorted by (key, input order): {w:?}");
+        }
+        assert_eq!(keys.first().unwrap().0, f.key_range.first);
+        assert_eq!(keys.last().unwrap().0, f.key_range.last);
+    }
+    // Null geometries come last, in their own file.
+    let empty: Vec<_> = outcome
+        .added
+        .iter()
+        .filter(|f| f.class == RowClass::Empty)
+        .collect();
+    assert_eq!(empty.len(), 1);
+    assert_eq!(empty[0].record_count, 2_000);
+    assert_eq!(outcome.added.last().unwrap().class, RowClass::Empty);
+}
+
+fn files_read(files: &[Extent], window: &Extent) -> usize {
+    files.iter().filter(|b| b.intersects(window)).count()
+}
+
+#[test]
+fn a_one_percent_window_reads_near_the_ideal_number_of_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(dir.path(), 40, 5_000, 4, PLAIN, "u");
+    let n = 100usize;
+    let options = opts(&[("rewrite-all", "true"), ("target-file-count", "100")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let outcome = run(&plan, &dir.path().join("out"));
+    let after: Vec<Extent> = outcome.added.iter().filter_map(|f| f.bbox).collect();
+    assert!((90..=110).contains(&after.len()), "{} files", after.len());
+    let before: Vec<Extent> = inputs.iter().map(|f| f.bbox.unwrap()).collect();
+    let mut rng = Rng(99);
+    let (s, windows) = (0.1, 200);
+    let (mut read_before, mut read_after) = (0, 0);
+    for _ in 0..windows {
+        let (w, hgt) = (360.0 * s, 170.0 * s);
+        let x = -180.0 + rng.unit() * (360.0 - w);
+        let y = -85.0 + rng.unit() * (170.0 - hgt);
+        let win = Extent::new(x, y, x + w, y + hgt);
+        read_before += files_read(&before, &win);
+        read_after += files_read(&after, &win);
+    }
+    let mean_after = read_after as f64 / windows as f64;
+    let mean_before = read_before as f64 / windows as f64;
+    let ideal = (s + 1.0 / (n as f64).sqrt()).powi(2) * n as f64;
+    assert!(
+        mean_after <= 3.0 * ideal,
+        "after {mean_after:.1} files, ideal {ideal:.1}"
+    );
+    assert!(
+        mean_after * 4.0 < mean_before,
+        "before {mean_before:.1}, after {mean_after:.1}"
+    );
+}
+
+#[test]
+fn preflight_errors_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(dir.path(), 1, 100, 5, PLAIN, "");
+    let bounds = Extent::new(-180.0, -90.0, 180.0, 90.0);
+    for p in [0, 33] {
+        let e = CurveSpec::new(p, bounds).unwrap_err();
+        assert!(
+            matches!(e, RewriteError::InvalidPrecision { precision } if precision == p),
+            "{e}"
+        );
+        assert!(e.to_string().contains("1..=32"));
+    }
+    assert!(matches!(
+        CurveSpec::new(16, Extent::new(1.0, 0.0, 0.0, 1.0)),
+        Err(RewriteError::Hilbert(_))
+    ));
+
+    let narrow = CurveSpec::new(10, Extent::new(-10.0, -10.0, 10.0, 10.0)).unwrap();
+    let options = opts(&[("rewrite-all", "true")]);
+    let e = plan_rewrite(&inputs, "geom", &narrow, &options).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, RewriteError::DataOutsideCurveBounds { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("hilbert(geom, 10, -1"),
+        "suggests widened bounds: {msg}"
+    );
+
+    // Without recorded bounds the check happens while reading, naming the row.
+    let mut no_bbox = inputs.clone();
+    no_bbox[0].bbox = None;
+    let e = plan_rewrite(&no_bbox, "geom", &narrow, &options).unwrap_err();
+    assert!(
+        matches!(e, RewriteError::RowOutsideCurveBounds { .. }),
+        "{e}"
+    );
+
+    let e = RewriteOptions::parse([("bogus", "1")], None).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("valid options are: target-file-size-bytes"),
+        "{e}"
+    );
+
+    let e = plan_rewrite(&inputs, "shape", &CurveSpec::wgs84(10).unwrap(), &options).unwrap_err();
+    assert!(
+        matches!(e, RewriteError::MissingGeometryColumn { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("geom (Binary)"), "{e}");
+}
+
+#[test]
+fn a_failure_midway_leaves_no_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = write_table(dir.path(), 2, 5_000, 6, PLAIN, "a");
+    inputs.extend(write_table(dir.path(), 2, 5_000, 7, PLAIN, "b"));
+    let options = opts(&[("rewrite-all", "true"), ("target-file-size-bytes", "20000")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
+    // Partition "a" is written first; then an input of "b" turns out unreadable.
+    std::fs::write(&inputs[3].path, b"not a parquet file").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let e = execute(
+        &plan,
+        &DirectoryLocator {
+            dir: out.clone(),
+            prefix: "t".into(),
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(e, RewriteError::Parquet { .. }), "{e}");
+    assert!(e.to_string().contains("b-in-7-1.parquet"), "{e}");
+    assert!(
+        files_in(&out).is_empty(),
+        "left behind: {:?}",
+        files_in(&out)
+    );
+}
+
+#[test]
+fn plans_round_trip_through_json_and_tasks_run_separately() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(
+        dir.path(),
+        3,
+        4_000,
+        8,
+        Mix {
+            null_every: 10,
+            big_every: 0,
+        },
+        "",
+    );
+    let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let json = plan.to_json().unwrap();
+    let back = RewritePlan::from_json(&json).unwrap();
+    assert_eq!(back, plan);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let mut added = Vec::new();
+    for t in 0..plan.tasks.len() {
+        let locator = DirectoryLocator {
+            dir: out.clone(),
+            prefix: format!("w{t}"),
+        };
+        added.extend(execute_tasks(&back, &[t], &locator).unwrap().added);
+    }
+    let together = run(&plan, &dir.path().join("together"));
+    let paths =
+        |v: &[geoberg_rewrite::OutputFile]| v.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        checksums(&paths(&added)),
+        checksums(&paths(&together.added))
+    );
+    assert_eq!(checksums(&paths(&added)).0, 12_000);
+    assert!(RewritePlan::from_json("{").is_err());
+}
+
+#[test]
+fn size_based_selection_skips_healthy_tidy_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(dir.path(), 2, 1_000, 9, PLAIN, "");
+    // Two files, min-input-files 5, no overlap rule triggered at depth threshold 1000.
+    let options = opts(&[("min-overlap-depth", "1000")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(10).unwrap(), &options).unwrap();
+    assert!(plan.is_empty());
+    let outcome = run(&plan, &dir.path().join("out"));
+    assert_eq!(outcome.result.rewritten_data_files_count, 0);
+    // The same files overlap completely: the clustering metric selects them.
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &CurveSpec::wgs84(10).unwrap(),
+        &opts(&[("min-overlap-depth", "1.5")]),
+    )
+    .unwrap();
+    assert_eq!(plan.partitions.len(), 1);
+}

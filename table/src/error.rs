@@ -1,0 +1,154 @@
+//! The one error type of the crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in a table operation.
+///
+/// Messages name the problem, the values involved and the fix. [`Error::CommitConflict`] is the
+/// only retryable kind: reload the table and try the operation again.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another writer swapped the catalog pointer first; nothing of ours became visible.
+    #[error(
+        "commit conflict on table {table}: expected current metadata {expected}, but the catalog \
+         now points to {found}; another writer committed first. Reload the table and retry \
+         (the operation is safe to repeat)"
+    )]
+    CommitConflict {
+        /// `namespace.table`.
+        table: String,
+        /// The metadata location this writer started from.
+        expected: String,
+        /// The metadata location the catalog held at commit time (`<none>` if the table is gone).
+        found: String,
+    },
+    /// A namespace or table name that cannot be stored or that would escape the warehouse.
+    #[error("invalid name {name:?}: {reason}")]
+    InvalidName {
+        /// The rejected name.
+        name: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
+    /// A table location outside the warehouse or otherwise unusable.
+    #[error("invalid location {location:?}: {reason}")]
+    InvalidLocation {
+        /// The rejected location.
+        location: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
+    /// The namespace does not exist.
+    #[error("namespace {0:?} does not exist; create it first with create_namespace")]
+    NoSuchNamespace(String),
+    /// The table does not exist.
+    #[error("table {0:?} does not exist; check the name or create it with create_table")]
+    NoSuchTable(String),
+    /// A table with that name already exists.
+    #[error("table {0:?} already exists; load it instead, or drop it first")]
+    TableAlreadyExists(String),
+    /// A CRS rule was violated (declaration, value SRID, format version) or a CRS or geo type
+    /// string is malformed.
+    #[error(transparent)]
+    Crs(#[from] geoberg_crs::CrsError),
+    /// A geometry value could not be summarised (invalid WKB and the like).
+    #[error(transparent)]
+    GeoStats(#[from] geoberg_geostats::GeostatsError),
+    /// A schema that cannot become an Iceberg table schema.
+    #[error("invalid schema: {0}")]
+    Schema(String),
+    /// A table property with a value we cannot use.
+    #[error("invalid table property {key}={value:?}: {reason}")]
+    InvalidProperty {
+        /// Property key.
+        key: String,
+        /// Property value.
+        value: String,
+        /// Why, and the accepted values.
+        reason: String,
+    },
+    /// Data handed to append that does not match the table.
+    #[error("invalid data: {0}")]
+    InvalidData(String),
+    /// Table metadata, a manifest or a data file that is not what the spec says.
+    #[error("corrupt or unsupported table file {location}: {reason}")]
+    Corrupt {
+        /// The file.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Filesystem failure.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Failure inside the `iceberg` crate.
+    #[error("iceberg: {0}")]
+    Iceberg(#[from] iceberg::Error),
+    /// Failure of the SQLite catalog database.
+    #[error("catalog database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Failure writing or reading Parquet.
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// A spatial filter the planner rejects (window not finite, in another CRS, ...).
+    #[error(transparent)]
+    Prune(#[from] geoberg_pruning::PruneError),
+    /// Failure in an Arrow kernel.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// A rewrite option, curve or plan was rejected, or executing the rewrite failed (its files
+    /// are already removed).
+    #[error(transparent)]
+    Rewrite(Box<geoberg_rewrite::RewriteError>),
+    /// A statement or WHERE condition that does not parse.
+    #[error(transparent)]
+    Sql(#[from] geoberg_sql::SqlError),
+    /// A rewrite whose inputs changed underneath it: committing would lose or resurrect rows.
+    /// Not retryable as is; run the rewrite again on the reloaded table.
+    #[error(
+        "cannot commit the rewrite of table {table}: {reason}. Nothing was committed and the \
+         rewrite's files were removed; reload the table and run the rewrite again"
+    )]
+    RewriteConflict {
+        /// `namespace.table`.
+        table: String,
+        /// What changed, naming the file(s).
+        reason: String,
+    },
+}
+
+impl From<geoberg_rewrite::RewriteError> for Error {
+    fn from(e: geoberg_rewrite::RewriteError) -> Self {
+        Error::Rewrite(Box::new(e))
+    }
+}
+
+impl Error {
+    /// True for errors that go away by reloading the table and repeating the operation.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::CommitConflict { .. })
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corrupt(location: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            location: location.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,164 @@
+//! Fault injection for crash-consistency tests: a catalog wrapper whose storage fails the k-th
+//! write or the k-th link/delete, or whose pointer swap fails.
+
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::ident::TableIdent;
+use crate::storage::Storage;
+
+/// The one step to fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// Nothing fails.
+    #[default]
+    None,
+    /// The k-th file write (1-based) writes half its bytes, then fails, as a crash would.
+    Write(usize),
+    /// The k-th link or delete (1-based, counted together) fails without effect.
+    LinkOrDelete(usize),
+    /// The catalog swap fails without effect (an error whose outcome the caller cannot know).
+    Swap,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    fault: Mutex<Fault>,
+    writes: AtomicUsize,
+    links_deletes: AtomicUsize,
+    fired: AtomicBool,
+}
+
+impl State {
+    fn fault(&self) -> Fault {
+        *self.fault.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn fire(&self, what: &str) -> io::Error {
+        self.fired.store(true, Ordering::SeqCst);
+        io::Error::other(format!("injected fault: {what}"))
+    }
+}
+
+/// A [`Catalog`] that delegates to another one and fails the step chosen with
+/// [`FaultyCatalog::inject`]. Tables loaded through it write through its storage.
+#[derive(Debug)]
+pub struct FaultyCatalog {
+    inner: Arc<dyn Catalog>,
+    storage: FaultyStorage,
+    state: Arc<State>,
+}
+
+/// The storage of a [`FaultyCatalog`].
+#[derive(Debug)]
+pub struct FaultyStorage {
+    inner: Arc<dyn Catalog>,
+    state: Arc<State>,
+}
+
+impl FaultyCatalog {
+    /// Wraps `inner`; nothing fails until [`FaultyCatalog::inject`].
+    pub fn new(inner: Arc<dyn Catalog>) -> Self {
+        let state = Arc::new(State::default());
+        FaultyCatalog {
+            storage: FaultyStorage {
+                inner: inner.clone(),
+                state: state.clone(),
+            },
+            inner,
+            state,
+        }
+    }
+
+    /// Arms `fault` and restarts the step counters.
+    pub fn inject(&self, fault: Fault) {
+        *self.state.fault.lock().unwrap_or_else(|p| p.into_inner()) = fault;
+        self.state.writes.store(0, Ordering::SeqCst);
+        self.state.links_deletes.store(0, Ordering::SeqCst);
+        self.state.fired.store(false, Ordering::SeqCst);
+    }
+
+    /// True if the armed fault has happened since [`FaultyCatalog::inject`].
+    pub fn fired(&self) -> bool {
+        self.state.fired.load(Ordering::SeqCst)
+    }
+}
+
+impl Storage for FaultyStorage {
+    fn write(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let n = self.state.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.state.fault() == Fault::Write(n) {
+            self.inner
+                .storage()
+                .write(path, &bytes[..bytes.len() / 2])?;
+            return Err(self
+                .state
+                .fire(&format!("write #{n} of {}", path.display())));
+        }
+        self.inner.storage().write(path, bytes)
+    }
+
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let n = self.state.links_deletes.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.state.fault() == Fault::LinkOrDelete(n) {
+            return Err(self.state.fire(&format!("link #{n} to {}", to.display())));
+        }
+        self.inner.storage().link(from, to)
+    }
+
+    fn delete(&self, path: &Path) -> io::Result<()> {
+        let n = self.state.links_deletes.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.state.fault() == Fault::LinkOrDelete(n) {
+            return Err(self
+                .state
+                .fire(&format!("delete #{n} of {}", path.display())));
+        }
+        self.inner.storage().delete(path)
+    }
+}
+
+impl Catalog for FaultyCatalog {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn warehouse(&self) -> &Path {
+        self.inner.warehouse()
+    }
+    fn create_namespace(&self, namespace: &str) -> Result<()> {
+        self.inner.create_namespace(namespace)
+    }
+    fn namespace_exists(&self, namespace: &str) -> Result<bool> {
+        self.inner.namespace_exists(namespace)
+    }
+    fn list_namespaces(&self) -> Result<Vec<String>> {
+        self.inner.list_namespaces()
+    }
+    fn list_tables(&self, namespace: &str) -> Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace)
+    }
+    fn metadata_location(&self, table: &TableIdent) -> Result<Option<String>> {
+        self.inner.metadata_location(table)
+    }
+    fn register_table(&self, table: &TableIdent, metadata_location: &str) -> Result<()> {
+        self.inner.register_table(table, metadata_location)
+    }
+    fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
+        if self.state.fault() == Fault::Swap {
+            return Err(Error::io(
+                self.inner.warehouse(),
+                self.state.fire(&format!("catalog swap of {table}")),
+            ));
+        }
+        self.inner.swap_metadata_location(table, expected, new)
+    }
+    fn drop_table(&self, table: &TableIdent) -> Result<bool> {
+        self.inner.drop_table(table)
+    }
+    fn storage(&self) -> &dyn Storage {
+        &self.storage
+    }
+}
