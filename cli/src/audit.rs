@@ -14,7 +14,7 @@ use std::fs::File;
 
 use arrow_array::{Array, Float64Array, RecordBatch};
 use geoberg_geostats::{AuditReport, BBox, audit, bbox_columns};
-use geoberg_pruning::{FileIndex, SpatialFilter};
+use geoberg_pruning::{FileBounds, FileIndex, SpatialFilter};
 use geoberg_table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, GeoColumn, Table};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::args::{AuditArgs, GlobalArgs};
 use crate::context::{Access, Context, geo_column};
 use crate::error::{CliError, Result};
-use crate::files::{FileMbr, file_mbrs};
+use crate::files::file_bounds;
 use crate::layout::parse_window;
 
 /// Findings of the data pass over every file.
@@ -53,10 +53,10 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
     let ctx = Context::open(global, Access::Existing)?;
     let table = ctx.load(&args.table)?;
     let column = geo_column(&table, args.column.as_deref())?;
-    let files = file_mbrs(&table, &column)?;
-    let unbounded: Vec<&FileMbr> = files
+    let files = file_bounds(&table, &column)?;
+    let unbounded: Vec<&FileBounds> = files
         .iter()
-        .filter(|f| f.bbox.is_none() && !f.all_null && f.records > 0)
+        .filter(|f| f.bbox.is_none() && !f.all_null && f.record_count > 0)
         .collect();
     let data = audit_data(&table, &column, &files)?;
 
@@ -198,7 +198,7 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
 }
 
 /// Reads the geometry (and bbox columns) of every file and checks rows against file bounds.
-fn audit_data(table: &Table, column: &GeoColumn, files: &[FileMbr]) -> Result<DataAudit> {
+fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result<DataAudit> {
     let with_bbox_columns = table
         .metadata()
         .properties()

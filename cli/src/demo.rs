@@ -15,6 +15,7 @@ use geoberg_bench_data::{
     DatasetModel, Distribution, GenerateOptions, GeometryEncoding, RowFormat,
 };
 use geoberg_geostats::{BBox, bbox_of_wkb};
+use geoberg_pruning::FileBounds;
 use geoberg_sql::{SelectRequest, Statement};
 use geoberg_table::{Catalog, SRID_FIELD_METADATA, Table, TableIdent};
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ use serde_json::{Value, json};
 use crate::args::{DemoArgs, GlobalArgs};
 use crate::context::{Access, Context, geo_column};
 use crate::error::{CliError, Result};
-use crate::files::{FileMbr, extent, file_mbrs, overlap_depth};
+use crate::files::{extent, file_bounds, overlap_depth};
 use crate::index;
 use crate::query::{self, QueryRun};
 use crate::sql::{explain_json, percent, render_plan};
@@ -44,7 +45,7 @@ const PRECISION: u8 = 16;
 /// One measured query with the layout it ran on.
 struct Measured {
     run: QueryRun,
-    files: Vec<FileMbr>,
+    files: Vec<FileBounds>,
 }
 
 /// Runs the demo.
@@ -87,7 +88,7 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
     ));
 
     let column = geo_column(&table, Some("geom"))?;
-    let before_files = file_mbrs(&table, &column)?;
+    let before_files = file_bounds(&table, &column)?;
     let data_extent = extent(&before_files).ok_or_else(|| {
         CliError::invalid(
             "demo table",
@@ -121,7 +122,7 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
         &sample,
     )?;
 
-    let total_bytes: u64 = before.files.iter().map(|f| f.bytes).sum();
+    let total_bytes: u64 = before.files.iter().map(|f| f.size_in_bytes).sum();
     let target = (total_bytes / args.files).max(1);
     let index_sql = format!(
         "CREATE SPATIAL INDEX FOR demo.points USING hilbert(geom, {PRECISION}) \
@@ -140,7 +141,7 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
         summary.elapsed.as_secs_f64()
     ));
     out.note(format!("5. {select}"));
-    let after = measure(&table, &request, file_mbrs(&table, &column)?)?;
+    let after = measure(&table, &request, file_bounds(&table, &column)?)?;
     out.note(indent(&render_plan(&request, &after.run)));
     if after.run.matched_rows != before.run.matched_rows {
         return Err(CliError::invalid(
@@ -319,7 +320,7 @@ fn densest_window(sample: &[(f64, f64)], extent: &BBox) -> BBox {
     )
 }
 
-fn measure(table: &Table, request: &SelectRequest, files: Vec<FileMbr>) -> Result<Measured> {
+fn measure(table: &Table, request: &SelectRequest, files: Vec<FileBounds>) -> Result<Measured> {
     Ok(Measured {
         run: query::run(table, request, false)?,
         files,

@@ -7,14 +7,14 @@ use serde_json::{Value, json};
 use crate::args::{GlobalArgs, InspectArgs};
 use crate::context::{Access, Context, geo_column};
 use crate::error::Result;
-use crate::files::{extent, file_mbrs, overlap_depth};
+use crate::files::{extent, file_bounds, overlap_depth};
 
 /// Prints the report.
 pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
     let ctx = Context::open(global, Access::Existing)?;
     let table = ctx.load(&args.table)?;
     let column = geo_column(&table, args.column.as_deref())?;
-    let files = file_mbrs(&table, &column)?;
+    let files = file_bounds(&table, &column)?;
     let metadata = table.metadata();
 
     let mut snapshots: Vec<_> = metadata.snapshots().collect();
@@ -35,8 +35,8 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
         })
         .collect();
 
-    let records: u64 = files.iter().map(|f| f.records).sum();
-    let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+    let records: u64 = files.iter().map(|f| f.record_count).sum();
+    let bytes: u64 = files.iter().map(|f| f.size_in_bytes).sum();
     let unbounded = files.iter().filter(|f| f.bbox.is_none()).count();
     let bounds = extent(&files);
     let depth = overlap_depth(&files);
@@ -97,7 +97,11 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
             let b = f.bbox.map_or("no bounds".to_string(), |b| {
                 format!("[{}, {}, {}, {}]", b.min_x, b.min_y, b.max_x, b.max_y)
             });
-            let _ = writeln!(s, "  {} {} rows {} bytes {b}", f.path, f.records, f.bytes);
+            let _ = writeln!(
+                s,
+                "  {} {} rows {} bytes {b}",
+                f.path, f.record_count, f.size_in_bytes
+            );
         }
     }
     let files_json: Vec<Value> = if args.files {
@@ -106,8 +110,8 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
             .map(|f| {
                 json!({
                     "path": f.path,
-                    "records": f.records,
-                    "bytes": f.bytes,
+                    "records": f.record_count,
+                    "bytes": f.size_in_bytes,
                     "bbox": f.bbox.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
                 })
             })

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::args::{GlobalArgs, LayoutArgs};
 use crate::context::{Access, Context, geo_column};
 use crate::error::{CliError, Result};
-use crate::files::{extent, file_mbrs, overlap_depth};
+use crate::files::{extent, file_bounds, overlap_depth};
 use crate::svg::LayoutPicture;
 
 /// Writes the picture.
@@ -15,7 +15,7 @@ pub fn run(global: &GlobalArgs, args: &LayoutArgs) -> Result<()> {
     let ctx = Context::open(global, Access::Existing)?;
     let table = ctx.load(&args.table)?;
     let column = geo_column(&table, args.column.as_deref())?;
-    let files = file_mbrs(&table, &column)?;
+    let files = file_bounds(&table, &column)?;
     let data = extent(&files);
     let Some(view) = [data, window]
         .into_iter()

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use geoberg_geostats::BBox;
 
-use crate::files::FileMbr;
+use geoberg_pruning::FileBounds;
 
 /// Width of the drawing area in pixels; the height follows the extent's aspect ratio.
 const WIDTH: f64 = 800.0;
@@ -20,7 +20,7 @@ pub struct LayoutPicture<'a> {
     /// Caption line.
     pub title: String,
     /// The files to draw (files without a box are counted in the caption, not drawn).
-    pub files: &'a [FileMbr],
+    pub files: &'a [FileBounds],
     /// The area drawn; usually the data extent.
     pub extent: BBox,
     /// A query window, drawn in red.
@@ -121,14 +121,8 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn file(b: BBox) -> FileMbr {
-        FileMbr {
-            path: "f".into(),
-            records: 1,
-            bytes: 1,
-            bbox: Some(b),
-            all_null: false,
-        }
+    fn file(b: BBox) -> FileBounds {
+        FileBounds::new("f", 1, 1, Some(b))
     }
 
     #[test]
@@ -136,7 +130,7 @@ mod tests {
         let files = [
             file(BBox::new(0.0, 0.0, 1.0, 1.0)),
             file(BBox::new(9.0, 9.0, 10.0, 10.0)),
-            FileMbr {
+            FileBounds {
                 bbox: None,
                 ..file(BBox::point(0.0, 0.0))
             },

@@ -16,6 +16,17 @@ pub enum Bounds {
     AllNull,
 }
 
+impl Bounds {
+    /// What an entry's statistics say: all null wins, then a box if one is known.
+    pub fn from_stats(bbox: Option<BBox>, all_null: bool) -> Self {
+        match (all_null, bbox) {
+            (true, _) => Bounds::AllNull,
+            (false, Some(b)) => Bounds::Box(b),
+            (false, None) => Bounds::Unknown,
+        }
+    }
+}
+
 /// Anything the planner can index: a manifest entry, a Parquet row group, a simulated file.
 ///
 /// In the spirit of rstar's `RTreeObject`: implement it for your own type and [`FileIndex`]
@@ -87,11 +98,7 @@ impl FileBounds {
 
 impl Bounded for FileBounds {
     fn bounds(&self) -> Bounds {
-        match (self.all_null, self.bbox) {
-            (true, _) => Bounds::AllNull,
-            (false, Some(b)) => Bounds::Box(b),
-            (false, None) => Bounds::Unknown,
-        }
+        Bounds::from_stats(self.bbox, self.all_null)
     }
     fn record_count(&self) -> u64 {
         self.record_count

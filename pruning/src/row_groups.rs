@@ -66,11 +66,7 @@ impl RowGroupBounds {
 
 impl Bounded for RowGroupBounds {
     fn bounds(&self) -> Bounds {
-        match (self.all_null, self.bbox) {
-            (true, _) => Bounds::AllNull,
-            (false, Some(b)) => Bounds::Box(b),
-            (false, None) => Bounds::Unknown,
-        }
+        Bounds::from_stats(self.bbox, self.all_null)
     }
     fn record_count(&self) -> u64 {
         self.num_rows
