@@ -13,8 +13,7 @@ use geoberg_geostats::{
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, DataFileFormat, Datum, FormatVersion, Literal,
-    ManifestListWriter, ManifestWriterBuilder, NestedFieldRef, PrimitiveLiteral, PrimitiveType,
-    Snapshot, Struct,
+    ManifestWriterBuilder, NestedFieldRef, PrimitiveLiteral, PrimitiveType, Snapshot, Struct,
 };
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter, PARQUET_FIELD_ID_META_KEY};
@@ -26,6 +25,7 @@ use crate::bridge;
 use crate::error::{Error, Result};
 use crate::location::{file_uri, local_path, write_new_file};
 use crate::metrics::{ColumnMetrics, MetricsConfig, MetricsMode};
+use crate::snapshot_writer::{NewSnapshot, new_snapshot_id};
 use crate::table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, PendingCommit, Table};
 
 /// Field metadata key that labels every value of a batch's geometry column with one SRID, for
@@ -471,8 +471,7 @@ impl Table {
     fn write_snapshot(&self, data_files: Vec<DataFile>, report: &AppendReport) -> Result<Snapshot> {
         let metadata = self.metadata();
         let version = metadata.format_version();
-        let snapshot_id = self.new_snapshot_id();
-        let parent = metadata.current_snapshot_id();
+        let snapshot_id = new_snapshot_id(self);
         let seq = metadata.next_sequence_number();
         let commit_uuid = uuid::Uuid::new_v4();
         let meta_dir = local_path(metadata.location())?.join("metadata");
@@ -506,47 +505,15 @@ impl Table {
 
         let mut manifests = self.manifests()?;
         manifests.push(manifest);
-        let list_staging = format!("memory:///snap-{snapshot_id}-{commit_uuid}.avro");
-        let out = block_on(mem.new_output(&list_staging)?.writer())?;
-        let first_row_id = metadata.next_row_id();
-        let mut list = match version {
-            FormatVersion::V3 => {
-                ManifestListWriter::v3(out, snapshot_id, parent, seq, Some(first_row_id))
-            }
-            FormatVersion::V2 => ManifestListWriter::v2(out, snapshot_id, parent, seq),
-            FormatVersion::V1 => ManifestListWriter::v1(out, snapshot_id, parent),
+        let summary = self.append_summary(report.data_files as u64, report.rows, report.bytes);
+        let new = NewSnapshot {
+            table: self,
+            snapshot_id,
+            sequence_number: seq,
+            commit_uuid,
+            meta_dir: &meta_dir,
         };
-        list.add_manifests(manifests.into_iter())?;
-        let next_row_id = list.next_row_id();
-        block_on(list.close())?;
-        let list_bytes = block_on(mem.new_input(&list_staging)?.read())?;
-        let list_path = meta_dir.join(format!("snap-{snapshot_id}-1-{commit_uuid}.avro"));
-        write_new_file(self.catalog().storage(), &list_path, &list_bytes)?;
-
-        let builder = Snapshot::builder()
-            .with_snapshot_id(snapshot_id)
-            .with_parent_snapshot_id(parent)
-            .with_sequence_number(seq)
-            .with_timestamp_ms(now_ms())
-            .with_manifest_list(file_uri(&list_path))
-            .with_summary(self.append_summary(report.data_files as u64, report.rows, report.bytes))
-            .with_schema_id(metadata.current_schema_id());
-        Ok(match next_row_id {
-            Some(next) => builder
-                .with_row_range(first_row_id, next - first_row_id)
-                .build(),
-            None => builder.build(),
-        })
-    }
-
-    fn new_snapshot_id(&self) -> i64 {
-        loop {
-            let (a, b) = uuid::Uuid::new_v4().as_u64_pair();
-            let id = ((a ^ b) & (i64::MAX as u64)) as i64;
-            if id != 0 && self.metadata().snapshot_by_id(id).is_none() {
-                return id;
-            }
-        }
+        Ok(new.write(&mem, manifests, summary)?.0)
     }
 }
 
@@ -665,12 +632,6 @@ fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDesc
         .with_fields(fields)
         .build()?;
     Ok(SchemaDescriptor::new(Arc::new(root)))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Drives `iceberg`'s async writers, which here only touch in-memory storage.

@@ -72,6 +72,7 @@ mod replace_commit;
 mod rewrite;
 mod scan;
 mod schema;
+mod snapshot_writer;
 mod storage;
 mod table;
 mod typestring;

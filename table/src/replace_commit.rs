@@ -7,14 +7,15 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, FormatVersion, Manifest, ManifestContentType,
-    ManifestEntryRef, ManifestFile, ManifestListWriter, ManifestStatus, ManifestWriterBuilder,
-    Operation, Snapshot, SnapshotReference, SnapshotRetention, Summary, TableMetadataBuilder,
+    ManifestEntryRef, ManifestFile, ManifestStatus, ManifestWriterBuilder, Operation,
+    SnapshotReference, SnapshotRetention, Summary, TableMetadataBuilder,
 };
 
 use crate::append::block_on;
 use crate::bridge;
 use crate::error::{Error, Result};
 use crate::location::{delete_quietly, file_uri, local_path, read_file, write_new_file};
+use crate::snapshot_writer::{NewSnapshot, new_snapshot_id};
 use crate::table::Table;
 
 /// `commit.retry.num-retries`: how often a commit that lost the race to a concurrent writer is
@@ -236,7 +237,6 @@ fn stage(
     let md = current.metadata();
     let version = md.format_version();
     let snapshot_id = new_snapshot_id(current);
-    let parent = md.current_snapshot_id();
     let seq = md.next_sequence_number();
     let commit_uuid = uuid::Uuid::new_v4();
     let meta_dir = local_path(md.location())?.join("metadata");
@@ -364,39 +364,15 @@ fn stage(
         });
     }
 
-    let list_name = format!("snap-{snapshot_id}-1-{commit_uuid}.avro");
-    let list_staging = format!("memory:///{list_name}");
-    let out = block_on(mem.new_output(&list_staging)?.writer())?;
-    let first_row_id = md.next_row_id();
-    let mut list = match version {
-        FormatVersion::V3 => {
-            ManifestListWriter::v3(out, snapshot_id, parent, seq, Some(first_row_id))
-        }
-        FormatVersion::V2 => ManifestListWriter::v2(out, snapshot_id, parent, seq),
-        FormatVersion::V1 => ManifestListWriter::v1(out, snapshot_id, parent),
+    let new = NewSnapshot {
+        table: current,
+        snapshot_id,
+        sequence_number: seq,
+        commit_uuid,
+        meta_dir: &meta_dir,
     };
-    list.add_manifests(manifests.into_iter())?;
-    let next_row_id = list.next_row_id();
-    block_on(list.close())?;
-    let list_bytes = block_on(mem.new_input(&list_staging)?.read())?;
-    let list_path = meta_dir.join(list_name);
-    write_new_file(current.catalog().storage(), &list_path, &list_bytes)?;
+    let (snapshot, list_path) = new.write(&mem, manifests, replace_summary(current, replace))?;
     written.push(file_uri(&list_path));
-
-    let builder = Snapshot::builder()
-        .with_snapshot_id(snapshot_id)
-        .with_parent_snapshot_id(parent)
-        .with_sequence_number(seq)
-        .with_timestamp_ms(now_ms())
-        .with_manifest_list(file_uri(&list_path))
-        .with_summary(replace_summary(current, replace))
-        .with_schema_id(md.current_schema_id());
-    let snapshot = match next_row_id {
-        Some(next) => builder
-            .with_row_range(first_row_id, next - first_row_id)
-            .build(),
-        None => builder.build(),
-    };
     let mut metadata = TableMetadataBuilder::new_from_metadata(
         md.clone(),
         Some(current.metadata_location().to_string()),
@@ -519,20 +495,4 @@ fn with_first_row_id(file: &DataFile, first_row_id: i64, spec_id: i32) -> Result
         .content_size_in_bytes(file.content_size_in_bytes())
         .build()
         .map_err(|e| Error::InvalidData(format!("data file entry {}: {e}", file.file_path())))
-}
-
-fn new_snapshot_id(table: &Table) -> i64 {
-    loop {
-        let (a, b) = uuid::Uuid::new_v4().as_u64_pair();
-        let id = ((a ^ b) & (i64::MAX as u64)) as i64;
-        if id != 0 && table.metadata().snapshot_by_id(id).is_none() {
-            return id;
-        }
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
