@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, new_null_array};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, new_null_array};
 use arrow_schema::{Field, Schema as ArrowSchema};
 use geoberg_crs::{ColumnType, ValueSrid, check_value_srid};
 use geoberg_geostats::{
     BBox, BBoxAccumulator, GeographyBBoxAccumulator, bbox_columns, encode_geospatial_bounds,
 };
+use geoberg_hilbert::{Bounds, HilbertCurve};
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileBuilder, DataFileFormat, Datum, FormatVersion, Literal,
@@ -26,7 +27,10 @@ use crate::error::{Error, Result};
 use crate::location::{file_uri, local_path, write_new_file};
 use crate::metrics::{ColumnMetrics, MetricsConfig, MetricsMode};
 use crate::snapshot_writer::{NewSnapshot, new_snapshot_id};
-use crate::table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, PendingCommit, Table};
+use crate::table::{
+    BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, HILBERT_CELL_SUFFIX,
+    PendingCommit, Table,
+};
 
 /// Field metadata key that labels every value of a batch's geometry column with one SRID, for
 /// WKB that carries none (ISO WKB has no SRID; EWKB's own SRID always wins).
@@ -51,6 +55,8 @@ struct ColumnPlan {
     geo: Option<ColumnType>,
     /// For a bbox column: the geometry column index and which of the four values.
     bbox_of: Option<(usize, usize)>,
+    /// For the derived Hilbert-cell column: the geometry column index and the curve.
+    cell_of: Option<(usize, HilbertCurve)>,
 }
 
 /// One partition's worth of rows, ready for a data file.
@@ -170,6 +176,7 @@ impl Table {
                 ty,
                 geo,
                 bbox_of: None,
+                cell_of: None,
             });
         }
         if let Some(source) = bbox_source {
@@ -187,6 +194,27 @@ impl Table {
                 }
             }
         }
+        if let Some(json) = self.metadata().properties().get(HILBERT_CELL_PROPERTY) {
+            let (geom, curve) = parse_hilbert_property(json)?;
+            let g = plan
+                .iter()
+                .position(|c| c.field.name == geom && c.geo.is_some())
+                .ok_or_else(|| Error::InvalidProperty {
+                    key: HILBERT_CELL_PROPERTY.into(),
+                    value: json.clone(),
+                    reason: format!("{geom:?} names no geometry column of the table"),
+                })?;
+            let cell = format!("{geom}{HILBERT_CELL_SUFFIX}");
+            let c = plan
+                .iter_mut()
+                .find(|c| c.field.name == cell && c.ty == PrimitiveType::Long)
+                .ok_or_else(|| Error::InvalidProperty {
+                    key: HILBERT_CELL_PROPERTY.into(),
+                    value: json.clone(),
+                    reason: format!("the table has no long column {cell:?}"),
+                })?;
+            c.cell_of = Some((g, curve));
+        }
         Ok(plan)
     }
 
@@ -201,8 +229,12 @@ impl Table {
         let rows = batch.num_rows();
         let mut columns: Vec<Option<ArrayRef>> = vec![None; plan.len()];
         let mut bboxes: HashMap<usize, [Float64Array; 4]> = HashMap::new();
+        let mut given_cells: HashMap<usize, ArrayRef> = HashMap::new();
         for (i, c) in plan.iter().enumerate() {
             if c.bbox_of.is_some() {
+                continue;
+            }
+            if c.cell_of.is_some() && batch.schema().index_of(&c.field.name).is_err() {
                 continue;
             }
             let target = schema.field(i).data_type();
@@ -255,9 +287,25 @@ impl Table {
                 check_srids(&c.field.name, geo, b.srid.as_ref(), label, &array)?;
                 bboxes.insert(i, [b.min_x, b.min_y, b.max_x, b.max_y]);
             }
+            if c.cell_of.is_some() {
+                given_cells.insert(i, array);
+                continue;
+            }
             columns[i] = Some(array);
         }
         for (i, c) in plan.iter().enumerate() {
+            if let Some((geom, curve)) = &c.cell_of {
+                let b = bboxes.get(geom).ok_or_else(|| {
+                    Error::Schema(format!(
+                        "Hilbert cell source column {geom} is not a geometry column"
+                    ))
+                })?;
+                let derived = hilbert_cells(curve, b)?;
+                if let Some(given) = given_cells.remove(&i) {
+                    check_cells(&c.field.name, &plan[*geom].field.name, &given, &derived)?;
+                }
+                columns[i] = Some(Arc::new(derived));
+            }
             if let Some((geom, k)) = c.bbox_of {
                 let b = bboxes.get(&geom).ok_or_else(|| {
                     Error::Schema(format!(
@@ -515,6 +563,69 @@ impl Table {
         };
         Ok(new.write(&mem, manifests, summary)?.0)
     }
+}
+
+/// Reads the `geoberg.partition.hilbert-cell` property: the geometry column and its curve.
+fn parse_hilbert_property(json: &str) -> Result<(String, HilbertCurve)> {
+    let bad = |reason: String| Error::InvalidProperty {
+        key: HILBERT_CELL_PROPERTY.into(),
+        value: json.into(),
+        reason,
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let geom = v["column"]
+        .as_str()
+        .ok_or_else(|| bad("expected a string \"column\"".into()))?;
+    let precision = v["precision"]
+        .as_u64()
+        .filter(|p| (1..=16).contains(p))
+        .ok_or_else(|| bad("expected \"precision\" 1..=16".into()))?;
+    let b: Vec<f64> = v["bounds"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+        .filter(|b: &Vec<f64>| b.len() == 4)
+        .ok_or_else(|| bad("expected \"bounds\" [minX, minY, maxX, maxY]".into()))?;
+    let bounds = Bounds::new(b[0], b[1], b[2], b[3]).map_err(|e| bad(e.to_string()))?;
+    let curve = HilbertCurve::new(precision as u8, bounds).map_err(|e| bad(e.to_string()))?;
+    Ok((geom.to_string(), curve))
+}
+
+/// The Hilbert key of each row's bbox centre (clamped into the curve's bounds); null where the
+/// geometry is null or empty.
+fn hilbert_cells(curve: &HilbertCurve, b: &[Float64Array; 4]) -> Result<Int64Array> {
+    let centre = |lo: &Float64Array, hi: &Float64Array| -> Float64Array {
+        lo.iter()
+            .zip(hi.iter())
+            .map(|(l, h)| Some((l? + h?) / 2.0))
+            .collect()
+    };
+    let xs = centre(&b[0], &b[2]);
+    let ys = centre(&b[1], &b[3]);
+    let keys = curve
+        .encode_arrow_clamped(&xs, &ys)
+        .map_err(|e| Error::InvalidData(format!("Hilbert cell: {e}")))?;
+    // Keys are below 4^16 = 2^32, so they fit a long.
+    Ok(keys.iter().map(|k| k.map(|k| k as i64)).collect())
+}
+
+/// Fails on the first row where the batch's cell differs from the derived one.
+fn check_cells(column: &str, geometry: &str, given: &ArrayRef, derived: &Int64Array) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    let given = given.as_primitive::<Int64Type>();
+    for (row, (g, d)) in given.iter().zip(derived.iter()).enumerate() {
+        if g != d {
+            return Err(Error::HilbertCellMismatch {
+                column: column.into(),
+                geometry: geometry.into(),
+                row,
+                given: g,
+                derived: d,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn mode_has_bounds(mode: MetricsMode) -> bool {

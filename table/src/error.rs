@@ -68,6 +68,25 @@ pub enum Error {
         /// Why, and the accepted values.
         reason: String,
     },
+    /// A batch's value of a derived partition column disagrees with the value derived from its
+    /// geometry.
+    #[error(
+        "column {column:?}, row {row}: the batch gives Hilbert cell {given:?} but geometry \
+         column {geometry:?} derives {derived:?}; drop the column from the batch and let the \
+         append compute it"
+    )]
+    HilbertCellMismatch {
+        /// The derived cell column.
+        column: String,
+        /// The geometry column it derives from.
+        geometry: String,
+        /// First mismatching row of the batch.
+        row: usize,
+        /// The batch's value.
+        given: Option<i64>,
+        /// The value derived from the geometry's bbox centre.
+        derived: Option<i64>,
+    },
     /// Data handed to append that does not match the table.
     #[error("invalid data: {0}")]
     InvalidData(String),

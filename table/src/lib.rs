@@ -104,7 +104,7 @@ pub use scan::{Scan, ScanExplain, ScanPlan};
 pub use schema::{Column, DataType, PartitionField};
 pub use storage::{LocalStorage, Storage};
 pub use table::{
-    BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, CreateTable, GeoColumn, LEGACY_GEOMETRY_PROPERTY,
-    PendingCommit, Table,
+    BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, CreateTable, GeoColumn, HILBERT_CELL_PROPERTY,
+    HILBERT_CELL_SUFFIX, LEGACY_GEOMETRY_PROPERTY, PendingCommit, Table,
 };
 pub use typestring::{parse_type_string, render_type_string};

@@ -27,6 +27,11 @@ pub const LEGACY_GEOMETRY_PROPERTY: &str = "geoberg.legacy-geometry-field-ids";
 pub const BBOX_SOURCE_PROPERTY: &str = "geoberg.bbox-columns.source";
 /// Names of the materialised bbox columns (seed 002 layout), placed before the geometry.
 pub const BBOX_COLUMN_NAMES: [&str; 4] = ["bbox_min_x", "bbox_min_y", "bbox_max_x", "bbox_max_y"];
+/// Table property recording a derived Hilbert-cell partition column, as JSON
+/// `{"column": <geometry column>, "precision": <bits per axis>, "bounds": [minX, minY, maxX, maxY]}`.
+pub const HILBERT_CELL_PROPERTY: &str = "geoberg.partition.hilbert-cell";
+/// Suffix of the derived cell column: `<geometry column>_hilbert_cell`.
+pub const HILBERT_CELL_SUFFIX: &str = "_hilbert_cell";
 
 /// A geometry or geography column of a loaded table.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +52,7 @@ pub struct CreateTable {
     properties: HashMap<String, String>,
     location: Option<String>,
     bbox_for: Option<String>,
+    spatial_partition: Option<(String, u8)>,
     allow_undeclared_crs: bool,
 }
 
@@ -59,6 +65,7 @@ impl CreateTable {
             properties: HashMap::new(),
             location: None,
             bbox_for: None,
+            spatial_partition: None,
             allow_undeclared_crs: false,
         }
     }
@@ -93,6 +100,16 @@ impl CreateTable {
     /// prune on numbers (pyiceberg, Spark without geo support) then skip files too.
     pub fn with_bbox_columns(mut self, geometry_column: impl Into<String>) -> Self {
         self.bbox_for = Some(geometry_column.into());
+        self
+    }
+
+    /// Partitions by spatial proximity: adds a `long` column `<geometry_column>_hilbert_cell`
+    /// and an identity partition on it. Appends fill it with the Hilbert key (`precision` bits
+    /// per axis, 1..=16) of each geometry's bbox centre over the column CRS's extent (WGS84 for
+    /// a no-CRS column); null or empty geometry gets a null cell. Window scans still skip files
+    /// on geometry bounds without any predicate on the cell column.
+    pub fn spatial_partition(mut self, geometry_column: impl Into<String>, precision: u8) -> Self {
+        self.spatial_partition = Some((geometry_column.into(), precision));
         self
     }
 
@@ -151,6 +168,13 @@ impl CreateTable {
             }
             properties.insert(BBOX_SOURCE_PROPERTY.into(), geom.clone());
         }
+        let mut partition = self.partition;
+        if let Some((geom, precision)) = &self.spatial_partition {
+            let (cell, json) = hilbert_cell_column(&columns, geom, *precision)?;
+            columns.push(Column::new(cell.clone(), DataType::Long));
+            partition.push(PartitionField::identity(cell));
+            properties.insert(HILBERT_CELL_PROPERTY.into(), json);
+        }
         let mut seen = std::collections::HashSet::new();
         for c in &columns {
             if !seen.insert(c.name.to_ascii_lowercase()) {
@@ -176,7 +200,7 @@ impl CreateTable {
         let schema = Schema::builder().with_fields(fields).build()?;
 
         let mut spec = UnboundPartitionSpec::builder();
-        for (i, p) in self.partition.iter().enumerate() {
+        for (i, p) in partition.iter().enumerate() {
             let (idx, col) = columns
                 .iter()
                 .enumerate()
@@ -271,6 +295,51 @@ impl CreateTable {
         }
         Table::from_parts(catalog, ident.clone(), metadata_location, metadata, geo)
     }
+}
+
+/// Validates a `spatial_partition` request; returns the cell column name and the property JSON.
+fn hilbert_cell_column(columns: &[Column], geom: &str, precision: u8) -> Result<(String, String)> {
+    if !(1..=16).contains(&precision) {
+        return Err(Error::Schema(format!(
+            "spatial_partition({geom:?}, {precision}): precision must be 1..=16 bits per axis \
+             (4^precision cells); 4 to 8 suits most tables"
+        )));
+    }
+    let col = columns
+        .iter()
+        .find(|c| c.name == geom && c.data_type.is_geo())
+        .ok_or_else(|| {
+            Error::Schema(format!(
+                "spatial_partition({geom:?}): no geometry or geography column of that name"
+            ))
+        })?;
+    let crs = match col.data_type.column_type() {
+        Some(ColumnType::Geometry { crs }) | Some(ColumnType::Geography { crs, .. }) => Some(crs),
+        _ => None,
+    };
+    let extent = match &crs {
+        None => geoberg_crs::Extent::WGS84,
+        Some(crs) => geoberg_crs::extent_of(crs).map_err(|_| {
+            Error::Schema(format!(
+                "spatial_partition({geom:?}): CRS {crs} has no known extent to lay a Hilbert \
+                 curve over; declare the column geometry(4326) or geometry(3857), or add your \
+                 own long cell column and partition_by(PartitionField::identity(..)) on it"
+            ))
+        })?,
+    };
+    let cell = format!("{geom}{HILBERT_CELL_SUFFIX}");
+    if columns.iter().any(|c| c.name.eq_ignore_ascii_case(&cell)) {
+        return Err(Error::Schema(format!(
+            "spatial_partition({geom:?}): column {cell:?} already exists; rename it, or drop \
+             spatial_partition and partition_by(PartitionField::identity({cell:?}))"
+        )));
+    }
+    let json = serde_json::json!({
+        "column": geom,
+        "precision": precision,
+        "bounds": [extent.min_x, extent.min_y, extent.max_x, extent.max_y],
+    });
+    Ok((cell, json.to_string()))
 }
 
 /// An Iceberg table at one metadata version; operations that change it return the new version.
