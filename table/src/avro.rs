@@ -363,23 +363,25 @@ impl<'a> Container<'a> {
     }
 }
 
+/// Avro's zig-zag varint encoding of `v`: what tests use to build containers by hand.
+#[cfg(test)]
+pub(crate) fn zigzag(v: i64) -> Vec<u8> {
+    let mut u = ((v << 1) ^ (v >> 63)) as u64;
+    let mut out = Vec::new();
+    loop {
+        let b = (u & 0x7f) as u8;
+        u >>= 7;
+        if u == 0 {
+            out.push(b);
+            return out;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn zigzag(v: i64) -> Vec<u8> {
-        let mut u = ((v << 1) ^ (v >> 63)) as u64;
-        let mut out = Vec::new();
-        loop {
-            let b = (u & 0x7f) as u8;
-            u >>= 7;
-            if u == 0 {
-                out.push(b);
-                return out;
-            }
-            out.push(b | 0x80);
-        }
-    }
 
     #[test]
     fn varints_round_trip_and_bad_lengths_are_errors() {

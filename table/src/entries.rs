@@ -359,19 +359,7 @@ mod tests {
 
     /// The same container with every block deflated and `avro.codec` = deflate.
     fn deflated(bytes: &[u8]) -> Vec<u8> {
-        let zig = |v: i64| {
-            let mut u = ((v << 1) ^ (v >> 63)) as u64;
-            let mut out = Vec::new();
-            loop {
-                let b = (u & 0x7f) as u8;
-                u >>= 7;
-                if u == 0 {
-                    out.push(b);
-                    return out;
-                }
-                out.push(b | 0x80);
-            }
-        };
+        let zig = crate::avro::zigzag;
         let mut c = Cursor::new(bytes);
         c.take(4).unwrap();
         let mut meta = Vec::new();
