@@ -1,8 +1,10 @@
 //! Running a plan: stream inputs, key rows, route them to sort chunks (spilling within the
 //! budget), sort each chunk and write rolled Parquet files.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
@@ -15,15 +17,36 @@ use serde::{Deserialize, Serialize};
 use crate::keys::key_rows;
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
-use crate::writer::{RollingWriter, WriterConfig, plain_columns, remove_all};
+use crate::writer::{RollingWriter, WriterConfig, plain_columns};
 use crate::{
     InputFile, OutputFile, PartitionKey, RewriteError, RewriteOptions, RewritePlan, RowClass,
 };
 
-/// Where output files go. `table` implements it with its data location and file naming.
+/// Where output files go and how they are created and removed. `table` implements it with its
+/// data location, its file naming and its storage (so that a test can fail any write).
+///
+/// Only the output files go through it: the temporary spill runs are scratch files in
+/// `spill-dir` (or the system temporary directory) that are always removed, so they use `std::fs`.
 pub trait OutputLocator: Sync {
     /// Path of the `seq`-th file written by `task` for `partition`.
     fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf;
+
+    /// Opens a new output file at a path [`OutputLocator::locate`] returned. The file is
+    /// complete once the writer's `flush` has returned `Ok`; the rewrite buffers its writes, so
+    /// the writer sees large blocks. By default `std::fs::File::create`, parent directories
+    /// included.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Box::new(File::create(path)?))
+    }
+
+    /// Removes an output file of a failed rewrite (which may be partly written, or missing if
+    /// [`OutputLocator::create`] failed). By default `std::fs::remove_file`.
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
 }
 
 /// Writes every output file into one directory as `<prefix>-<task>-<seq>.parquet`.
@@ -167,9 +190,17 @@ pub fn execute_tasks(
             })
         }
         Err(e) => {
-            remove_all(&written.lock().unwrap_or_else(|e| e.into_inner()));
+            remove_all(locator, &written.lock().unwrap_or_else(|e| e.into_inner()));
             Err(e)
         }
+    }
+}
+
+/// Removes the output files of a failed rewrite; errors are ignored because the original error
+/// matters more (a file left behind is unreferenced: the table's orphan listing finds it).
+fn remove_all(locator: &dyn OutputLocator, paths: &[PathBuf]) {
+    for p in paths {
+        let _ = locator.remove(p);
     }
 }
 
@@ -333,6 +364,8 @@ fn run_partition(
         .min(options.max_concurrent_file_group_rewrites)
         .max(1);
     let next_task = AtomicUsize::new(0);
+    // Set by the first failed task, so that the other workers stop taking tasks.
+    let failed = AtomicBool::new(false);
     let task_slots: Vec<(usize, Vec<usize>)> = tasks
         .iter()
         .map(|&t| {
@@ -348,15 +381,18 @@ fn run_partition(
         .into_par_iter()
         .map(|_| {
             let mut out = Vec::new();
-            loop {
+            while !failed.load(Ordering::Relaxed) {
                 let i = next_task.fetch_add(1, Ordering::Relaxed);
                 let Some((t, slots)) = task_slots.get(i) else {
                     break;
                 };
-                out.push((
-                    i,
-                    write_task(plan, *t, slots, &router, &config, locator, written)?,
-                ));
+                match write_task(plan, *t, slots, &router, &config, locator, written) {
+                    Ok(files) => out.push((i, files)),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
             }
             Ok(out)
         })
@@ -471,11 +507,17 @@ fn write_task(
     let mut writer = RollingWriter::new(config, partition.clone(), task, t.class, || {
         let path = locator.locate(partition, task, seq);
         seq += 1;
-        written
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(path.clone());
-        Ok(path)
+        let created = locator.create(&path);
+        // A create that failed may have left part of a file, which the cleanup removes; but a
+        // file that was there already is someone else's.
+        if !matches!(&created, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+            written
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(path.clone());
+        }
+        let file = created.map_err(|e| RewriteError::io("cannot create output file", &path, e))?;
+        Ok((path, file))
     });
     for &slot in slots {
         let mut pieces = router.take(slot)?;

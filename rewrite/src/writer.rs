@@ -1,7 +1,7 @@
 //! Output Parquet files rolled at sorted boundaries, and what they report to the commit.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -101,9 +101,16 @@ impl WriterConfig {
     }
 }
 
+/// An output file's byte sink, from [`crate::OutputLocator::create`]. The Parquet writer
+/// buffers in front of it, so it sees large blocks.
+pub(crate) type OutputWriter = Box<dyn Write + Send>;
+
+/// Opens the next output file: its path and its writer.
+type NextFile<'a> = Box<dyn FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a>;
+
 struct OpenFile {
     path: PathBuf,
-    writer: SerializedFileWriter<File>,
+    writer: SerializedFileWriter<OutputWriter>,
     columns: ArrowRowGroupWriterFactory,
     bbox: BBoxAccumulator,
     first_key: u64,
@@ -116,7 +123,7 @@ struct OpenFile {
 /// output file keeps every core busy.
 pub(crate) struct RollingWriter<'a> {
     config: &'a WriterConfig,
-    next_path: Box<dyn FnMut() -> Result<PathBuf, RewriteError> + 'a>,
+    next_file: NextFile<'a>,
     partition: PartitionKey,
     task: usize,
     class: RowClass,
@@ -130,11 +137,11 @@ impl<'a> RollingWriter<'a> {
         partition: PartitionKey,
         task: usize,
         class: RowClass,
-        next_path: impl FnMut() -> Result<PathBuf, RewriteError> + 'a,
+        next_file: impl FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a,
     ) -> Self {
         RollingWriter {
             config,
-            next_path: Box::new(next_path),
+            next_file: Box::new(next_file),
             partition,
             task,
             class,
@@ -154,9 +161,7 @@ impl<'a> RollingWriter<'a> {
             return Ok(());
         }
         if self.current.is_none() {
-            let path = (self.next_path)()?;
-            let file = File::create(&path)
-                .map_err(|e| RewriteError::io("cannot create output file", &path, e))?;
+            let (path, file) = (self.next_file)()?;
             let writer = SerializedFileWriter::new(
                 file,
                 self.config.parquet_schema.root_schema_ptr(),
@@ -201,16 +206,16 @@ impl<'a> RollingWriter<'a> {
 
     /// Closes the open file, if any.
     pub fn close_current(&mut self) -> Result<(), RewriteError> {
-        let Some(f) = self.current.take() else {
+        let Some(mut f) = self.current.take() else {
             return Ok(());
         };
+        // `finish` writes the footer and flushes the sink: the file is complete when it returns.
         let footer = f
             .writer
-            .close()
+            .finish()
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
-        let file_size_bytes = std::fs::metadata(&f.path)
-            .map_err(|e| RewriteError::io("cannot stat output file", &f.path, e))?
-            .len();
+        let file_size_bytes = f.writer.bytes_written() as u64;
+        drop(f.writer);
         self.finished.push(OutputFile {
             columns: column_metrics(&footer),
             path: f.path,
@@ -308,11 +313,4 @@ fn column_metrics(footer: &ParquetMetaData) -> Vec<ColumnMetrics> {
         }
     }
     out
-}
-
-/// Removes files on failure; errors are ignored because the original error matters more.
-pub(crate) fn remove_all(paths: &[PathBuf]) {
-    for p in paths {
-        let _ = std::fs::remove_file(Path::new(p));
-    }
 }

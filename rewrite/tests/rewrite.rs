@@ -3,14 +3,15 @@
 use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{Array, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use geoberg_rewrite::{
-    CurveSpec, DirectoryLocator, Extent, InputFile, RewriteError, RewriteOptions, RewriteOutcome,
-    RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
+    CurveSpec, DirectoryLocator, Extent, InputFile, OutputLocator, PartitionKey, RewriteError,
+    RewriteOptions, RewriteOutcome, RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -452,6 +453,151 @@ fn a_failure_midway_leaves_no_output_files() {
         "left behind: {:?}",
         files_in(&out)
     );
+}
+
+/// Writes half of the first block it is given, then fails: a crash in the middle of a file.
+struct HalfWriter(File);
+
+impl Write for HalfWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(&buf[..buf.len() / 2])?;
+        Err(std::io::Error::other("injected: disk gone"))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Err(std::io::Error::other("injected: disk gone"))
+    }
+}
+
+/// A [`DirectoryLocator`] whose `fail_at`-th created file fails half way through.
+struct FailingLocator {
+    inner: DirectoryLocator,
+    fail_at: usize,
+    created: Mutex<Vec<PathBuf>>,
+    removed: Mutex<Vec<PathBuf>>,
+}
+
+impl OutputLocator for FailingLocator {
+    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
+        self.inner.locate(partition, task, seq)
+    }
+    fn create(&self, path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
+        let mut created = self.created.lock().unwrap();
+        created.push(path.to_path_buf());
+        let file = File::create(path)?;
+        if created.len() == self.fail_at {
+            Ok(Box::new(HalfWriter(file)))
+        } else {
+            Ok(Box::new(file))
+        }
+    }
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        self.removed.lock().unwrap().push(path.to_path_buf());
+        std::fs::remove_file(path)
+    }
+}
+
+#[test]
+fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = write_table(dir.path(), 2, 3_000, 11, PLAIN, "a");
+    inputs.extend(write_table(dir.path(), 2, 3_000, 12, PLAIN, "b"));
+    let options = opts(&[("rewrite-all", "true"), ("target-file-count", "6")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
+    let expected = checksums(&inputs.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    let mut k = 1;
+    loop {
+        let out = dir.path().join(format!("out-{k}"));
+        std::fs::create_dir(&out).unwrap();
+        let locator = FailingLocator {
+            inner: DirectoryLocator {
+                dir: out.clone(),
+                prefix: "f".into(),
+            },
+            fail_at: k,
+            created: Mutex::new(Vec::new()),
+            removed: Mutex::new(Vec::new()),
+        };
+        let result = execute(&plan, &locator);
+        let created = locator.created.into_inner().unwrap();
+        let mut removed = locator.removed.into_inner().unwrap();
+        match result {
+            Ok(outcome) => {
+                assert!(
+                    created.len() < k,
+                    "file {k} of {} was not failed",
+                    created.len()
+                );
+                assert!(created.len() >= 4, "{} output files", created.len());
+                assert!(removed.is_empty());
+                let paths: Vec<PathBuf> = outcome.added.iter().map(|f| f.path.clone()).collect();
+                assert_eq!(checksums(&paths), expected);
+                // Sizes come from the writer's count, which must match the disk.
+                for f in &outcome.added {
+                    assert_eq!(std::fs::metadata(&f.path).unwrap().len(), f.file_size_bytes);
+                }
+                break;
+            }
+            Err(e) => {
+                assert!(e.to_string().contains("injected"), "{k}: {e}");
+                assert!(
+                    files_in(&out).is_empty(),
+                    "{k}: left behind {:?}",
+                    files_in(&out)
+                );
+                let mut created = created;
+                created.sort();
+                removed.sort();
+                assert_eq!(
+                    removed, created,
+                    "{k}: every created file is removed through the locator"
+                );
+            }
+        }
+        k += 1;
+    }
+}
+
+/// A [`DirectoryLocator`] that never replaces a file.
+struct CreateNewLocator(DirectoryLocator);
+
+impl OutputLocator for CreateNewLocator {
+    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
+        self.0.locate(partition, task, seq)
+    }
+    fn create(&self, path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
+        Ok(Box::new(File::create_new(path)?))
+    }
+}
+
+#[test]
+fn a_failed_rewrite_never_removes_a_file_it_did_not_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = write_table(dir.path(), 2, 2_000, 13, PLAIN, "");
+    let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
+    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let locator = CreateNewLocator(DirectoryLocator {
+        dir: out.clone(),
+        prefix: "x".into(),
+    });
+    // Another writer's file where the last task's first output would go.
+    let last = plan
+        .tasks
+        .iter()
+        .rfind(|t| t.class == RowClass::Regular)
+        .unwrap();
+    let partition = &plan.partitions[last.partition].partition;
+    let theirs = locator.locate(partition, last.id, 0);
+    std::fs::write(&theirs, b"not ours").unwrap();
+    let e = execute(&plan, &locator).unwrap_err();
+    assert!(e.to_string().contains("cannot create output file"), "{e}");
+    assert_eq!(
+        files_in(&out),
+        vec![theirs.clone()],
+        "ours are removed, theirs kept"
+    );
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"not ours");
 }
 
 #[test]

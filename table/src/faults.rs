@@ -1,7 +1,7 @@
 //! Fault injection for crash-consistency tests: a catalog wrapper whose storage fails the k-th
-//! write or the k-th link/delete, or whose pointer swap fails.
+//! write or the k-th link/delete, or whose pointer swap fails (with or without effect).
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,12 +17,17 @@ pub enum Fault {
     /// Nothing fails.
     #[default]
     None,
-    /// The k-th file write (1-based) writes half its bytes, then fails, as a crash would.
+    /// The k-th file write (1-based; [`Storage::write`] and [`Storage::create`] counted
+    /// together) writes half its bytes, then fails, as a crash would. A streamed file writes
+    /// half of the first block it is given.
     Write(usize),
     /// The k-th link or delete (1-based, counted together) fails without effect.
     LinkOrDelete(usize),
     /// The catalog swap fails without effect (an error whose outcome the caller cannot know).
     Swap,
+    /// The catalog swap takes effect, then fails as if its reply were lost: the caller sees
+    /// the same error as for [`Fault::Swap`], but the commit happened.
+    SwapLost,
 }
 
 #[derive(Debug, Default)]
@@ -102,6 +107,19 @@ impl Storage for FaultyStorage {
         self.inner.storage().write(path, bytes)
     }
 
+    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
+        let n = self.state.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        let inner = self.inner.storage().create(path)?;
+        if self.state.fault() == Fault::Write(n) {
+            return Ok(Box::new(CrashingWriter {
+                inner,
+                state: self.state.clone(),
+                what: format!("write #{n} of {}", path.display()),
+            }));
+        }
+        Ok(inner)
+    }
+
     fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
         let n = self.state.links_deletes.fetch_add(1, Ordering::SeqCst) + 1;
         if self.state.fault() == Fault::LinkOrDelete(n) {
@@ -118,6 +136,27 @@ impl Storage for FaultyStorage {
                 .fire(&format!("delete #{n} of {}", path.display())));
         }
         self.inner.storage().delete(path)
+    }
+}
+
+/// The writer of a streamed file whose write is the armed fault: it passes on half of the first
+/// block, then fails every call.
+struct CrashingWriter {
+    inner: Box<dyn Write + Send>,
+    state: Arc<State>,
+    what: String,
+}
+
+impl Write for CrashingWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.state.fired.load(Ordering::SeqCst) {
+            self.inner.write_all(&buf[..buf.len() / 2])?;
+        }
+        Err(self.state.fire(&self.what))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Err(self.state.fire(&self.what))
     }
 }
 
@@ -147,13 +186,21 @@ impl Catalog for FaultyCatalog {
         self.inner.register_table(table, metadata_location)
     }
     fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
-        if self.state.fault() == Fault::Swap {
-            return Err(Error::io(
+        match self.state.fault() {
+            Fault::Swap => Err(Error::io(
                 self.inner.warehouse(),
                 self.state.fire(&format!("catalog swap of {table}")),
-            ));
+            )),
+            Fault::SwapLost => {
+                self.inner.swap_metadata_location(table, expected, new)?;
+                Err(Error::io(
+                    self.inner.warehouse(),
+                    self.state
+                        .fire(&format!("reply of the catalog swap of {table}")),
+                ))
+            }
+            _ => self.inner.swap_metadata_location(table, expected, new),
         }
-        self.inner.swap_metadata_location(table, expected, new)
     }
     fn drop_table(&self, table: &TableIdent) -> Result<bool> {
         self.inner.drop_table(table)

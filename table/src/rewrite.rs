@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use geoberg_crs::{ColumnType, default_hilbert_bounds};
@@ -21,6 +22,7 @@ use crate::file_filter::{file_geometry_bbox, select_files};
 use crate::location::{file_uri, local_path};
 use crate::metrics::{MetricsConfig, MetricsMode, footer_bounds};
 use crate::replace_commit::{CommitFailure, Replace, commit_replace};
+use crate::storage::Storage;
 use crate::table::{GeoColumn, Table};
 
 /// Prefix of the table property that records a spatial index: `geoberg.spatial-index.<column>`
@@ -435,6 +437,7 @@ impl<'a> Rewrite<'a> {
         let locator = TableLocator {
             dir: local_path(table.metadata().location())?.join("data"),
             run: uuid::Uuid::now_v7().to_string(),
+            storage: table.catalog().storage(),
         };
         std::fs::create_dir_all(&locator.dir).map_err(|e| Error::io(&locator.dir, e))?;
 
@@ -509,7 +512,7 @@ impl<'a> Rewrite<'a> {
         current: &Table,
         planned: &PlannedRewrite,
         tasks: &[usize],
-        locator: &TableLocator,
+        locator: &TableLocator<'_>,
         geo: &GeoColumn,
         metrics: &MetricsConfig,
         (starting_id, starting_seq): (i64, i64),
@@ -700,16 +703,26 @@ enum BatchError {
     Unknown(Error),
 }
 
-/// Output files go to `<table>/data/<run id>-<task>-<seq>.parquet`.
-struct TableLocator {
+/// Output files go to `<table>/data/<run id>-<task>-<seq>.parquet`, written and removed through
+/// the catalog's storage.
+struct TableLocator<'a> {
     dir: PathBuf,
     run: String,
+    storage: &'a dyn Storage,
 }
 
-impl OutputLocator for TableLocator {
+impl OutputLocator for TableLocator<'_> {
     fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
         self.dir
             .join(format!("{}-{task:05}-{seq:03}.parquet", self.run))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
+        self.storage.create(path)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.storage.delete(path)
     }
 }
 

@@ -1,19 +1,21 @@
-//! Crash consistency: append, expire-snapshots and remove-orphans with every single step failed
-//! in turn. After each failure the table loads, holds the rows of before or after (never a mix),
-//! and the orphan listing finds exactly the files the failure left behind.
+//! Crash consistency: append, rewrite, expire-snapshots and remove-orphans with every single step
+//! failed in turn. After each failure the table loads, holds the rows of before or after (never a
+//! mix), and the orphan listing finds exactly the files the failure left behind.
 
 mod common;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use arrow_array::Array;
+use arrow_array::{Array, RecordBatch, StringArray};
 use common::*;
 use geoberg_table::testing::{Fault, FaultyCatalog};
-use geoberg_table::{Catalog, Table};
+use geoberg_table::{
+    BBox, Catalog, Column, CreateTable, DataType, PartitionField, RewriteReport, Table, TableIdent,
+};
 
 /// Row count and an order-independent checksum per column.
 fn fingerprint(table: &Table) -> (usize, Vec<u64>) {
@@ -69,8 +71,9 @@ fn future() -> SystemTime {
     SystemTime::now() + Duration::from_secs(3600)
 }
 
-/// Every fault to try for an operation: each write, each link/delete, the swap, until the
-/// operation runs to the end without reaching the armed step.
+/// Every fault to try for an operation: each write, each link/delete, until the operation runs
+/// to the end without reaching the armed step; then the swap failed, and the swap done but its
+/// reply lost.
 fn each_fault(mut run: impl FnMut(Fault) -> bool) {
     for kind in [Fault::Write as fn(usize) -> Fault, Fault::LinkOrDelete] {
         for k in 1..200 {
@@ -81,6 +84,7 @@ fn each_fault(mut run: impl FnMut(Fault) -> bool) {
         }
     }
     run(Fault::Swap);
+    run(Fault::SwapLost);
 }
 
 /// A table with `appends` snapshots of 5 rows each, opened through a fault-injecting catalog.
@@ -121,7 +125,9 @@ fn append_with_any_step_failed_is_all_or_nothing() {
         let files_after = files_under(&location(&loaded));
         let orphans: BTreeSet<PathBuf> =
             loaded.orphan_files(future()).unwrap().into_iter().collect();
-        if result.is_ok() {
+        if result.is_ok() || fault == Fault::SwapLost {
+            // A lost swap reply is an error, but the append happened and kept its files.
+            assert!(result.is_ok() || fired, "{fault:?}");
             assert_eq!(now, expected_after, "{fault:?}");
             assert!(orphans.is_empty(), "{fault:?}: {orphans:?}");
         } else {
@@ -184,16 +190,24 @@ fn expire_snapshots_with_any_step_failed_keeps_rows_and_finds_leftovers() {
             .cloned()
             .collect();
         if committed {
-            let (_, report) = result.as_ref().unwrap();
-            assert_eq!(report.expired_snapshots.len(), 3);
-            let undeleted: BTreeSet<PathBuf> = report
-                .undeleted_files
-                .iter()
-                .map(|(p, _)| p.clone())
-                .collect();
             let left: BTreeSet<PathBuf> =
                 expired_lists.intersection(&files_after).cloned().collect();
-            assert_eq!(undeleted, left, "{fault:?}");
+            match &result {
+                Ok((_, report)) => {
+                    assert_eq!(report.expired_snapshots.len(), 3);
+                    let undeleted: BTreeSet<PathBuf> = report
+                        .undeleted_files
+                        .iter()
+                        .map(|(p, _)| p.clone())
+                        .collect();
+                    assert_eq!(undeleted, left, "{fault:?}");
+                }
+                // The swap happened but its reply was lost: nothing was deleted.
+                Err(_) => {
+                    assert_eq!(fault, Fault::SwapLost);
+                    assert_eq!(left, expired_lists);
+                }
+            }
             expected.extend(left);
         }
         let orphans: BTreeSet<PathBuf> =
@@ -271,4 +285,274 @@ fn remove_orphans_with_any_delete_failed_deletes_only_old_unreferenced_files() {
         fired
     });
     assert_eq!(faults_tried, 3, "one fault per orphan delete");
+}
+
+/// Sorted ids of the rows a window over about a quarter of the world returns.
+fn window_ids(table: &Table) -> Vec<i64> {
+    let window = BBox::new(-90.0, -45.0, 90.0, 45.0);
+    let (batches, _) = table.scan().with_window("geom", window).execute().unwrap();
+    ids_of(&batches)
+}
+
+/// Live data files by partition.
+fn live_by_partition(table: &Table) -> BTreeMap<String, BTreeSet<PathBuf>> {
+    let mut out: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+    for f in table.data_files().unwrap() {
+        out.entry(format!("{:?}", f.partition()))
+            .or_default()
+            .insert(path_of(f.file_path()));
+    }
+    out
+}
+
+/// A table to rewrite, opened through a fault-injecting catalog: four appends of 60 scattered
+/// points, or (`partitioned`) three appends whose rows spread over three `data` partitions.
+fn rewrite_setup(dir: &Path, partitioned: bool) -> (Arc<dyn Catalog>, Arc<FaultyCatalog>, Table) {
+    let catalog = sqlite_catalog(dir);
+    let mut table = if partitioned {
+        CreateTable::new([
+            Column::new("id", DataType::Long).required(),
+            Column::new("data", DataType::String),
+            Column::new("geom", DataType::Geometry { srid: 4326 }),
+        ])
+        .partition_by(PartitionField::identity("data"))
+        .create(catalog.clone(), &TableIdent::new("test_db", "t").unwrap())
+        .unwrap()
+    } else {
+        points_table(catalog.clone(), "t")
+    };
+    let (appends, rows) = if partitioned { (3, 90) } else { (4, 60) };
+    for a in 0..appends {
+        let mut batch = points_batch(a * rows..(a + 1) * rows, uniform(7));
+        if partitioned {
+            let data: Vec<String> = (0..rows).map(|i| format!("p{}", i % 3)).collect();
+            batch = RecordBatch::try_new(
+                batch.schema(),
+                vec![
+                    batch.column(0).clone(),
+                    Arc::new(StringArray::from(data)),
+                    batch.column(2).clone(),
+                ],
+            )
+            .unwrap();
+        }
+        table = table.append(&[batch]).unwrap().0;
+    }
+    let faulty = Arc::new(FaultyCatalog::new(catalog.clone()));
+    let table = Table::load(faulty.clone(), table.ident()).unwrap();
+    (catalog, faulty, table)
+}
+
+/// What a rewrite must preserve or replace whole.
+struct BeforeRewrite {
+    fingerprint: (usize, Vec<u64>),
+    window: Vec<i64>,
+    live: BTreeMap<String, BTreeSet<PathBuf>>,
+    files: BTreeSet<PathBuf>,
+}
+
+impl BeforeRewrite {
+    fn of(table: &Table) -> Self {
+        BeforeRewrite {
+            fingerprint: fingerprint(table),
+            window: window_ids(table),
+            live: live_by_partition(table),
+            files: files_under(&location(table)),
+        }
+    }
+}
+
+/// Checks the table after a rewrite that ran with `fault` armed and returns how many partitions
+/// it replaced: the table loads through the plain catalog with the same rows and window rows;
+/// each partition holds either exactly its old files or only new ones; the orphan listing finds
+/// exactly the unreferenced files the rewrite left behind, and removing them keeps the rows.
+fn check_after_rewrite(
+    fault: Fault,
+    fired: bool,
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    before: &BeforeRewrite,
+    result: &geoberg_table::Result<(Table, RewriteReport)>,
+) -> usize {
+    let loaded = Table::load(catalog.clone(), ident)
+        .unwrap_or_else(|e| panic!("{fault:?}: the table does not load: {e}"));
+    if let Err(e) = loaded.scan().execute() {
+        panic!("{fault:?}: the table does not read: {e}");
+    }
+    assert_eq!(
+        fingerprint(&loaded),
+        before.fingerprint,
+        "{fault:?}: rows changed"
+    );
+    assert_eq!(
+        window_ids(&loaded),
+        before.window,
+        "{fault:?}: window rows changed"
+    );
+
+    let live = live_by_partition(&loaded);
+    assert_eq!(
+        live.keys().collect::<Vec<_>>(),
+        before.live.keys().collect::<Vec<_>>(),
+        "{fault:?}"
+    );
+    let old: BTreeSet<&PathBuf> = before.live.values().flatten().collect();
+    let mut replaced = 0;
+    for (partition, files) in &live {
+        if files != &before.live[partition] {
+            assert!(
+                files.iter().all(|f| !old.contains(f)),
+                "{fault:?}: partition {partition} mixes old and new files: {files:?}"
+            );
+            replaced += 1;
+        }
+    }
+    match result {
+        Ok((table, report)) => {
+            assert_eq!(
+                table.metadata_location(),
+                loaded.metadata_location(),
+                "{fault:?}"
+            );
+            assert_eq!(
+                report.failed_data_files_count == 0,
+                replaced == live.len(),
+                "{fault:?}"
+            );
+            assert_eq!(report.snapshot_ids.is_empty(), replaced == 0, "{fault:?}");
+        }
+        Err(e) => {
+            assert!(fired, "{fault:?}: failed without the fault: {e}");
+            // Only a commit whose reply was lost happened behind an error.
+            if fault != Fault::SwapLost {
+                assert_eq!(replaced, 0, "{fault:?}: {e}");
+            }
+        }
+    }
+
+    let files_after = files_under(&location(&loaded));
+    let left: BTreeSet<PathBuf> = files_after.difference(&before.files).cloned().collect();
+    let orphans: BTreeSet<PathBuf> = loaded.orphan_files(future()).unwrap().into_iter().collect();
+    assert!(
+        orphans.is_subset(&left),
+        "{fault:?}: {orphans:?} vs {left:?}"
+    );
+    assert!(!orphans.contains(&path_of(loaded.metadata_location())));
+    for f in live.values().flatten() {
+        assert!(!orphans.contains(f), "{fault:?}: live file {f:?} listed");
+        assert!(
+            files_after.contains(f),
+            "{fault:?}: live file {f:?} is gone"
+        );
+    }
+    if replaced == 0 {
+        // Nothing committed: everything the rewrite left is unreferenced.
+        assert_eq!(orphans, left, "{fault:?}");
+    }
+    match fault {
+        // Failures the rewrite knows to be definite (or none): it removes what it wrote.
+        Fault::None | Fault::Write(_) => assert!(orphans.is_empty(), "{fault:?}: {orphans:?}"),
+        // An unknown outcome keeps every file (the commit may reference them).
+        Fault::Swap => assert!(!orphans.is_empty(), "{fault:?}"),
+        Fault::SwapLost => assert!(orphans.is_empty(), "{fault:?}: {orphans:?}"),
+        Fault::LinkOrDelete(_) => {}
+    }
+
+    // The leftovers are younger than an hour: a horizon before them keeps every one (they
+    // could be a running writer's).
+    let past = SystemTime::now() - Duration::from_secs(3600);
+    assert!(loaded.remove_orphan_files(past).unwrap().is_empty());
+    assert_eq!(files_under(&location(&loaded)), files_after, "{fault:?}");
+    // Removing the orphans restores the directory to the referenced files, rows intact.
+    let removed: BTreeSet<PathBuf> = loaded
+        .remove_orphan_files(future())
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(removed, orphans, "{fault:?}");
+    assert_eq!(
+        files_under(&location(&loaded)),
+        files_after.difference(&orphans).cloned().collect(),
+        "{fault:?}"
+    );
+    let reloaded = loaded.refresh().unwrap();
+    assert_eq!(fingerprint(&reloaded), before.fingerprint, "{fault:?}");
+    assert_eq!(window_ids(&reloaded), before.window, "{fault:?}");
+    assert!(reloaded.orphan_files(future()).unwrap().is_empty());
+    replaced
+}
+
+#[test]
+fn rewrite_with_any_step_failed_is_all_or_nothing() {
+    let mut writes_failed = 0;
+    let mut links_deletes_failed = 0;
+    let mut added_files = 0;
+    each_fault(|fault| {
+        let dir = tempfile::tempdir().unwrap();
+        let (catalog, faulty, table) = rewrite_setup(dir.path(), false);
+        let before = BeforeRewrite::of(&table);
+        faulty.inject(fault);
+        let result = table
+            .rewrite()
+            .hilbert("geom", 12)
+            .option("target-file-count", "4")
+            .execute();
+        let fired = faulty.fired();
+        faulty.inject(Fault::None);
+        let replaced = check_after_rewrite(fault, fired, &catalog, table.ident(), &before, &result);
+        if let Ok((_, report)) = &result {
+            assert_eq!(replaced, 1);
+            added_files = report.added_data_files_count;
+        }
+        match fault {
+            Fault::Write(_) if fired => writes_failed += 1,
+            Fault::LinkOrDelete(_) if fired => links_deletes_failed += 1,
+            _ => {}
+        }
+        fired
+    });
+    assert!(added_files >= 3, "{added_files} output files");
+    // Each output file, then a manifest of the added and one of the deleted files, the manifest
+    // list and the metadata file; each of the last four is linked and its temporary deleted.
+    assert!(
+        writes_failed as u64 >= added_files + 4,
+        "{writes_failed} writes failed for {added_files} output files"
+    );
+    assert!(links_deletes_failed >= 8, "{links_deletes_failed}");
+}
+
+#[test]
+fn partial_progress_rewrite_with_any_step_failed_keeps_the_groups_committed_before() {
+    let mut kept_earlier_group = false;
+    each_fault(|fault| {
+        let dir = tempfile::tempdir().unwrap();
+        let (catalog, faulty, table) = rewrite_setup(dir.path(), true);
+        let before = BeforeRewrite::of(&table);
+        assert_eq!(before.live.len(), 3);
+        faulty.inject(fault);
+        let result = table
+            .rewrite()
+            .hilbert("geom", 12)
+            .option("partial-progress.enabled", "true")
+            .option("partial-progress.max-commits", "3")
+            .execute();
+        let fired = faulty.fired();
+        faulty.inject(Fault::None);
+        let replaced = check_after_rewrite(fault, fired, &catalog, table.ident(), &before, &result);
+        match &result {
+            Ok((_, report)) => {
+                assert_eq!(report.snapshot_ids.len(), replaced, "{fault:?}: {report}");
+                if fired {
+                    // One group failed (its three input files); the others committed.
+                    assert_eq!(replaced, 2, "{fault:?}: {report}");
+                    assert_eq!(report.failed_data_files_count, 3, "{fault:?}: {report}");
+                    kept_earlier_group = true;
+                }
+            }
+            Err(_) if fault == Fault::SwapLost => assert_eq!(replaced, 1, "{fault:?}"),
+            Err(e) => assert_eq!(replaced, 0, "{fault:?}: {e}"),
+        }
+        fired
+    });
+    assert!(kept_earlier_group, "no fault hit a later commit group");
 }
