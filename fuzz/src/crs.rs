@@ -16,7 +16,8 @@ use crate::reference_wkb::coordinates;
 /// * Every rule taking a parsed column type (`validate_declaration` for each format version,
 ///   `can_skip_files`, `default_hilbert_bounds`, `extent_of`) returns without panicking, and a
 ///   known extent is itself valid.
-/// * `Reprojection::between` two parsed CRSs is the inverse of the reverse direction.
+/// * `Reprojection::between` two parsed CRSs (of the first [`PAIRED_CRSS`]) is the inverse of
+///   the reverse direction.
 pub fn crs_strings(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut crss = Vec::new();
@@ -47,6 +48,8 @@ pub fn crs_strings(data: &[u8]) {
             assert_eq!(edges.name().parse::<EdgeAlgorithm>(), Ok(edges));
         }
     }
+    // Pairs are quadratic: inputs of many lines check the first few CRSs only.
+    crss.truncate(PAIRED_CRSS);
     for from in &crss {
         exercise_rules(&ColumnType::geometry(from.clone()));
         exercise_rules(&ColumnType::geography(from.clone()));
@@ -58,6 +61,9 @@ pub fn crs_strings(data: &[u8]) {
         }
     }
 }
+
+/// How many parsed CRSs per input [`crs_strings`] checks pairwise and as column types.
+pub const PAIRED_CRSS: usize = 16;
 
 fn exercise_rules(column: &ColumnType) {
     for version in FormatVersion::ALL {

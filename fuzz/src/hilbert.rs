@@ -11,15 +11,18 @@ use crate::numbers::{any_f64, near};
 /// * `HilbertCurve::new` succeeds exactly when the precision is in 1..=32 and
 ///   `Bounds::validate` passes; `ZOrderCurve::new` agrees.
 /// * `encode` succeeds exactly when the bounds contain the point; the key is below `4^p`,
-///   equals `encode_clamped`, `cell_bounds(key)` contains the point, `decode` gives cells below
-///   `2^p`, and `encode_cell(decode(key)) == key`.
+///   equals `encode_clamped`, `cell_bounds(key)` contains the point (the first 16 points),
+///   `decode` gives cells below `2^p`, and `encode_cell(decode(key)) == key`.
 /// * Keys nest: the key at `p - 1` is the key at `p` shifted right by 2.
 /// * `encode_batch` on every available kernel, `par_encode_batch` and `encode_arrow` equal the
 ///   scalar keys (clamped variants too), and the batch error names the first bad index.
-/// * Any `u64` key decodes to cells that encode back to the key's low `2p` bits.
+/// * Up to 16 raw `u64` keys decode to cells that encode back to the key's low `2p` bits.
 pub fn hilbert_curve(data: &[u8]) {
     let _ = run(&mut Unstructured::new(data));
 }
+
+/// How many points (and then raw keys) per input also check `cell_bounds`.
+const CELL_BOUNDS_CHECKS: usize = 16;
 
 fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let precision = match u.int_in_range(0u8..=3)? {
@@ -87,8 +90,12 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 let (cx, cy) = curve.decode(key);
                 assert!(u64::from(cx) < cell_limit && u64::from(cy) < cell_limit);
                 assert_eq!(curve.encode_cell(cx, cy), key, "cell round trip");
-                let cell = curve.cell_bounds(key);
-                assert!(cell.contains(x, y), "({x}, {y}) outside its cell {cell:?}");
+                // `cell_bounds` bisects over the floats (exact but ~250 steps): a sample
+                // keeps the target fast.
+                if i < CELL_BOUNDS_CHECKS {
+                    let cell = curve.cell_bounds(key);
+                    assert!(cell.contains(x, y), "({x}, {y}) outside its cell {cell:?}");
+                }
                 if let Some(c) = &coarser {
                     assert_eq!(
                         c.encode(x, y),
@@ -151,7 +158,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         assert_eq!(arrow.values().as_ref(), keys.as_slice(), "arrow");
     }
 
-    while !u.is_empty() {
+    for _ in 0..CELL_BOUNDS_CHECKS {
         let key: u64 = u.arbitrary()?;
         let (cx, cy) = curve.decode(key);
         assert!(u64::from(cx) < cell_limit && u64::from(cy) < cell_limit);

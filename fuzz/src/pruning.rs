@@ -189,7 +189,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             );
             continue;
         }
-        let empty_window = matches!(&window, WindowSpec::Vertices(v) if v.is_empty());
+        // A window without a box (no vertex, or NaN in every X or in every Y: geostats' rule
+        // for WKB values) matches no row.
+        let empty_window = matches!(&window, WindowSpec::Vertices(v)
+            if v.iter().all(|p| p.0.is_nan()) || v.iter().all(|p| p.1.is_nan()));
         let must = cannot_skip
             || !empty_window
                 && match f.bbox {

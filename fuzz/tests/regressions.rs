@@ -48,3 +48,29 @@ fn nan_window_vertex_is_no_location() {
 fn nan_distance_is_rejected_alike() {
     geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-nan-distance-error"));
 }
+
+/// A contains filter whose WKB window is the single vertex (179.99999999999997, NaN): the window
+/// has no Y, so no box, and matches no row; the planner rightly skipped a file without bounds
+/// that the brute force had demanded. A harness bug: the brute force now applies geostats' rule
+/// (no box when every X or every Y is NaN).
+#[test]
+fn window_with_nan_in_every_y_has_no_box() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-nan-y-window-has-no-box"));
+}
+
+/// A manifest header whose metadata map is empty: the bridge wrote a block count of 0 and then
+/// the terminating 0, so the sync marker moved by one byte and a second pass moved it again.
+/// A `table` bug: an empty map is now written as the terminator alone.
+#[test]
+fn manifest_header_with_an_empty_metadata_map() {
+    geoberg_fuzz::manifest_header(&corpus("manifest_header", "crash-empty-metadata-map"));
+}
+
+/// A manifest header whose `schema` entry is the number 4444444444444444.4444: the bridge
+/// re-spelled it as 4444444444444444.5, which serde_json's default parser then read one ulp off
+/// (…45.0). A `table` bug for double defaults in schemas: serde_json now parses with
+/// `float_roundtrip`, and a schema the bridge does not change keeps its bytes.
+#[test]
+fn manifest_schema_numbers_survive_the_rewrite() {
+    geoberg_fuzz::manifest_header(&corpus("manifest_header", "crash-float-schema-respelled"));
+}

@@ -192,13 +192,21 @@ fn rewrite_avro_schema_header(
         if key.as_slice() == b"schema" {
             let mut schema: Value = serde_json::from_slice(value)
                 .map_err(|e| corrupt(&format!("schema is not JSON: {e}")))?;
+            let before = schema.clone();
             edit(&mut schema)?;
-            *value = serde_json::to_vec(&schema).map_err(|e| corrupt(&e.to_string()))?;
+            // A schema without geo fields keeps its bytes: nothing is re-spelled.
+            if schema != before {
+                *value = serde_json::to_vec(&schema).map_err(|e| corrupt(&e.to_string()))?;
+            }
         }
     }
     let mut out = Vec::with_capacity(avro.len() + 64);
     out.extend_from_slice(AVRO_MAGIC);
-    write_long(&mut out, entries.len() as i64);
+    // One block with every entry, then the terminating zero; an empty map is the zero alone
+    // (a block of zero entries would read as the end of the map).
+    if !entries.is_empty() {
+        write_long(&mut out, entries.len() as i64);
+    }
     for (key, value) in &entries {
         write_long(&mut out, key.len() as i64);
         out.extend_from_slice(key);
@@ -342,5 +350,46 @@ mod tests {
         avro.extend_from_slice(b"sch");
         assert!(manifest_to_binary(&avro, "m.avro").is_err());
         assert!(manifest_to_binary(b"nope", "m.avro").is_err());
+    }
+
+    #[test]
+    fn an_empty_metadata_map_keeps_the_sync_marker_in_place() {
+        let mut avro = AVRO_MAGIC.to_vec();
+        write_long(&mut avro, 0);
+        avro.extend_from_slice(&[7; 16]);
+        avro.extend_from_slice(b"blocks");
+        assert_eq!(manifest_to_binary(&avro, "m.avro").unwrap(), avro);
+    }
+
+    #[test]
+    fn a_double_default_keeps_its_value_through_the_header_rewrite() {
+        // Found by `manifest_header`: without `float_roundtrip` serde_json reads this as ...45.
+        let default = "4444444444444444.5";
+        let schema = format!(
+            r#"{{"type":"struct","schema-id":0,"fields":[
+            {{"id":1,"name":"g","required":false,"type":"geometry(OGC:CRS84)"}},
+            {{"id":2,"name":"d","required":false,"type":"double","initial-default":{default}}}]}}"#
+        );
+        let mut avro = AVRO_MAGIC.to_vec();
+        write_long(&mut avro, 1);
+        for part in [b"schema".as_slice(), schema.as_bytes()] {
+            write_long(&mut avro, part.len() as i64);
+            avro.extend_from_slice(part);
+        }
+        write_long(&mut avro, 0);
+        avro.extend_from_slice(&[7; 16]);
+        let binary = manifest_to_binary(&avro, "m.avro").unwrap();
+        let text = String::from_utf8_lossy(&binary);
+        let at = text.find("initial-default\":").unwrap() + "initial-default\":".len();
+        let written: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e')
+            .collect();
+        assert!(text.contains("\"binary\""), "{text}");
+        assert_eq!(
+            written.parse::<f64>().unwrap(),
+            default.parse::<f64>().unwrap()
+        );
+        assert_eq!(manifest_to_binary(&binary, "again.avro").unwrap(), binary);
     }
 }
