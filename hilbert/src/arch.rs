@@ -1,13 +1,18 @@
-//! Explicit SIMD and BMI2 kernels, chosen at run time. This is the crate's only `unsafe` code.
+//! Explicit SIMD and BMI2 kernels. This is the crate's only `unsafe` code.
 //!
-//! Each kernel is reached through a zero-sized token ([`Avx2`], [`Bmi2`]) that can only be made
-//! by runtime feature detection, so holding one proves the CPU supports the instructions; the
-//! safe methods on the token are the only callers of the `#[target_feature]` functions.
+//! The AVX2 and BMI2 kernels are chosen at run time: each is reached through a zero-sized token
+//! ([`Avx2`], [`Bmi2`]) that can only be made by runtime feature detection, so holding one proves
+//! the CPU supports the instructions; the safe methods on the token are the only callers of the
+//! `#[target_feature]` functions. The two SSE2 helpers of the scalar `encode`
+//! ([`cells32_checked`], [`tile_versions`]) need no token: SSE2 is part of x86-64, and they are
+//! compiled only where the target has it, so they inline into any caller's loop.
 //!
 //! The AVX2 Hilbert encoder is the branch-free parallel-prefix algorithm of rawrunprotected's
 //! `hilbert_curves` ("Hilbert curves in O(log n) time", public domain), widened from 16 to 32
 //! bits per axis with one more scan round, over 8 `u32` lanes, followed by a 32 → 64-bit
-//! interleave done with `pshufb` nibble tables.
+//! interleave done with `pshufb` nibble tables. Its normalisation pass writes the cells in the
+//! lane order the interleave's in-lane unpacks leave in natural order, so neither pass needs a
+//! cross-lane permute.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -52,17 +57,27 @@ impl Avx2 {
         }
     }
 
-    /// Hilbert keys of 32-bit cells, shifted right by `shift` bits.
+    /// Hilbert keys at the grid's precision straight from coordinates: a normalisation pass and
+    /// an encode pass per block of up to `BLOCK` points, with the cells in the lane order the
+    /// encoder wants (no cross-lane permutes on either side). Returns whether every
+    /// value lay in bounds (only computed when `CHECK`); if not, the keys written are
+    /// unspecified. Bit-identical to `Grid::cells32` followed by `lut::encode32`.
     #[inline]
-    pub(crate) fn hilbert(self, xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+    pub(crate) fn hilbert_points<const CHECK: bool>(
+        self,
+        grid: &crate::grid::Grid,
+        xs: &[f64],
+        ys: &[f64],
+        out: &mut [u64],
+    ) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: an `Avx2` token exists only after `is_x86_feature_detected!("avx2")`.
-            unsafe { hilbert_avx2(xs, ys, shift, out) }
+            unsafe { hilbert_points_avx2::<CHECK>(grid, xs, ys, out) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (xs, ys, shift, out);
+            let _ = (grid, xs, ys, out);
             unreachable!("Avx2 token on a non-x86_64 target")
         }
     }
@@ -88,21 +103,6 @@ impl Bmi2 {
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (x, y);
-            unreachable!("Bmi2 token on a non-x86_64 target")
-        }
-    }
-
-    /// Hilbert key at the grid's precision of a point that passed `Grid::check`.
-    #[inline(always)]
-    pub(crate) fn hilbert_in_bounds(self, grid: &crate::grid::Grid, x: f64, y: f64) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: a `Bmi2` token exists only after `is_x86_feature_detected!("bmi2")`.
-            unsafe { hilbert_in_bounds_bmi2(grid, x, y) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (grid, x, y);
             unreachable!("Bmi2 token on a non-x86_64 target")
         }
     }
@@ -143,16 +143,51 @@ fn morton_bmi2(x: u32, y: u32) -> u64 {
     _pdep_u64(u64::from(x), 0xaaaa_aaaa_aaaa_aaaa) | _pdep_u64(u64::from(y), 0x5555_5555_5555_5555)
 }
 
-/// The scalar `HilbertCurve::encode` after its bounds check, as one call: normalisation, then
-/// the lookup-table walk with the four low tile indices spread by two `pdep`s instead of ten
-/// shifts and masks. Bit-identical to `lut::encode32` on `Grid::cells32`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-fn hilbert_in_bounds_bmi2(grid: &crate::grid::Grid, x: f64, y: f64) -> u64 {
-    use crate::lut::SPREAD_Y;
-    let (cx, cy) = grid.cells32_in_bounds(x, y);
-    let spread = _pdep_u64(u64::from(cx), SPREAD_Y << 7) | _pdep_u64(u64::from(cy), SPREAD_Y);
-    crate::lut::encode32_spread(cx, cy, spread) >> (2 * grid.coarsen())
+/// The 32-bit cells of `(x, y)` if both lie in the grid's bounds (NaN does not), else `None`:
+/// one packed compare of both coordinates against both bounds, then one packed
+/// subtract-multiply-clamp. Bit-identical to `Grid::check` followed by
+/// `Grid::cells32_in_bounds`; SSE2 is part of x86-64, so this inlines into any caller.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn cells32_checked(grid: &crate::grid::Grid, x: f64, y: f64) -> Option<(u32, u32)> {
+    let b = &grid.bounds;
+    // SAFETY: only SSE2 register arithmetic, no memory access; the cfg guarantees SSE2.
+    unsafe {
+        let v = _mm_set_pd(y, x);
+        let lo = _mm_set_pd(b.min_y, b.min_x);
+        let hi = _mm_set_pd(b.max_y, b.max_x);
+        // Unordered negated compares: NaN is outside.
+        let outside = _mm_or_pd(_mm_cmpnge_pd(v, lo), _mm_cmpnle_pd(v, hi));
+        if _mm_movemask_pd(outside) != 0 {
+            return None;
+        }
+        // In bounds, `v - min >= 0`, so only `max` itself (whose product can round to 2^32)
+        // needs the clamp, and truncation is the floor.
+        let t = _mm_mul_pd(_mm_sub_pd(v, lo), _mm_set_pd(grid.scale_y, grid.scale_x));
+        let t = _mm_min_pd(t, _mm_set1_pd(crate::grid::TOP));
+        Some((
+            _mm_cvttsd_si64(t) as u32,
+            _mm_cvttsd_si64(_mm_unpackhi_pd(t, t)) as u32,
+        ))
+    }
+}
+
+/// `lut::tile_versions` with SSE2: two byte unpacks give the 16-bit tile indices `x8 << 8 | y8`
+/// and their swaps, one XOR the flipped copies.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn tile_versions(x: u32, y: u32) -> [u16; 16] {
+    // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2), then a transmute between
+    // `[__m128i; 2]` and `[u16; 16]`: both are 32 bytes of plain integers, and every bit pattern
+    // is a valid `[u16; 16]`.
+    unsafe {
+        let (xv, yv) = (_mm_cvtsi32_si128(x as i32), _mm_cvtsi32_si128(y as i32));
+        let identity = _mm_unpacklo_epi8(yv, xv);
+        let swapped = _mm_unpacklo_epi8(xv, yv);
+        let low = _mm_unpacklo_epi64(identity, swapped);
+        let flipped = _mm_xor_si128(low, _mm_set1_epi32(-1));
+        std::mem::transmute::<[__m128i; 2], [u16; 16]>([low, flipped])
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -284,7 +319,9 @@ macro_rules! scan_round {
     }};
 }
 
-/// Hilbert keys of 8 points of 32-bit cells: (keys 0..4, keys 4..8), unshifted.
+/// Hilbert keys of 8 points of 32-bit cells, unshifted: (keys of lanes 0, 1, 4, 5; keys of
+/// lanes 2, 3, 6, 7), the order the in-lane byte unpacks produce. Callers load the points in the
+/// lane order `[0, 1, 4, 5, 2, 3, 6, 7]` so that both halves come out in natural order.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -333,46 +370,152 @@ fn hilbert8(x: __m256i, y: __m256i) -> (__m256i, __m256i) {
     let (i1_lo, i1_hi) = spread(i1, spread_odd);
     let lo = _mm256_or_si256(i0_lo, i1_lo);
     let hi = _mm256_or_si256(i0_hi, i1_hi);
-    let k01_45 = _mm256_unpacklo_epi8(lo, hi);
-    let k23_67 = _mm256_unpackhi_epi8(lo, hi);
-    (
-        _mm256_permute2x128_si256::<0x20>(k01_45, k23_67),
-        _mm256_permute2x128_si256::<0x31>(k01_45, k23_67),
-    )
+    (_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi))
 }
+
+/// Inputs from this many points on are prefetched a block ahead (24 bytes a point: about the
+/// size of the L2 cache).
+#[cfg(target_arch = "x86_64")]
+const PREFETCH_MIN_POINTS: usize = 1 << 15;
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn hilbert_avx2(xs: &[u32], ys: &[u32], shift: u32, out: &mut [u64]) {
+fn hilbert_points_avx2<const CHECK: bool>(
+    grid: &crate::grid::Grid,
+    xs: &[f64],
+    ys: &[f64],
+    out: &mut [u64],
+) -> bool {
     let n = xs.len().min(ys.len()).min(out.len());
     let (xs, ys, out) = (&xs[..n], &ys[..n], &mut out[..n]);
+    let b = &grid.bounds;
+    let shift = 2 * grid.coarsen();
     let count = _mm_cvtsi32_si128(shift as i32);
-    let mut x_chunks = xs.chunks_exact(8);
-    let mut y_chunks = ys.chunks_exact(8);
-    let mut o_chunks = out.chunks_exact_mut(8);
-    for ((x8, y8), o8) in (&mut x_chunks).zip(&mut y_chunks).zip(&mut o_chunks) {
-        // SAFETY: `x8` and `y8` have exactly 8 u32 = 32 bytes; the loads are unaligned.
-        let (x, y) = unsafe {
-            (
-                _mm256_loadu_si256(x8.as_ptr().cast()),
-                _mm256_loadu_si256(y8.as_ptr().cast()),
-            )
-        };
-        let (k0, k1) = hilbert8(x, y);
-        let (k0, k1) = (_mm256_srl_epi64(k0, count), _mm256_srl_epi64(k1, count));
-        // SAFETY: `o8` has exactly 8 u64 = 64 bytes, written as two unaligned 32-byte stores.
-        unsafe {
-            _mm256_storeu_si256(o8.as_mut_ptr().cast(), k0);
-            _mm256_storeu_si256(o8.as_mut_ptr().add(4).cast(), k1);
+    let (min_x, max_x) = (_mm256_set1_pd(b.min_x), _mm256_set1_pd(b.max_x));
+    let (min_y, max_y) = (_mm256_set1_pd(b.min_y), _mm256_set1_pd(b.max_y));
+    let (scale_x, scale_y) = (_mm256_set1_pd(grid.scale_x), _mm256_set1_pd(grid.scale_y));
+    let zero = _mm256_setzero_pd();
+    let top = _mm256_set1_pd(crate::grid::TOP);
+    let magic = _mm256_set1_pd(crate::grid::MAGIC);
+    let mut ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+
+    // The normalisation of `grid::cell32` on 4 values: `floor` of the clamped product, plus
+    // 2^52 so the cell lands in the low 32 bits of each 64-bit lane. With `CHECK`, an input
+    // with an out-of-bounds value is an error whatever its keys, so the clamp at 0 (which only
+    // matters below `min` and for NaN) is skipped.
+    let cell4 = |v: __m256d, min: __m256d, scale: __m256d| {
+        let t = _mm256_mul_pd(_mm256_sub_pd(v, min), scale);
+        // `maxpd` returns its second operand when either is NaN: NaN becomes 0.
+        let t = if CHECK { t } else { _mm256_max_pd(t, zero) };
+        let t = _mm256_min_pd(t, top);
+        _mm256_castpd_ps(_mm256_add_pd(
+            _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(t),
+            magic,
+        ))
+    };
+    // Cells of points 0..8 (`a` = 0..4, `b` = 4..8) as 8 `u32` lanes in the order
+    // `[0, 1, 4, 5, 2, 3, 6, 7]` that `hilbert8` expects: one in-lane shuffle of the low
+    // dwords.
+    let cells8 = |a: __m256d, b: __m256d, min: __m256d, scale: __m256d| {
+        _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
+            cell4(a, min, scale),
+            cell4(b, min, scale),
+        ))
+    };
+    let inside = |v: __m256d, min: __m256d, max: __m256d| {
+        _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GE_OQ>(v, min),
+            _mm256_cmp_pd::<_CMP_LE_OQ>(v, max),
+        )
+    };
+
+    // Two passes over at most `BLOCK` points, through cells on the stack: the fused loop (one
+    // long dependency chain of ~170 instructions per 8 points) overlaps fewer iterations and
+    // measured ~10% slower than two short loops.
+    let mut cx = [0u32; crate::batch::BLOCK];
+    let mut cy = [0u32; crate::batch::BLOCK];
+    // Past the L2 cache the encode pass (pure arithmetic) has time to spare for pulling in the
+    // next block's inputs and output lines; on L2-resident inputs the prefetches only cost.
+    let prefetch = n >= PREFETCH_MIN_POINTS;
+    let mut start = 0;
+    while start < n {
+        let len = (n - start).min(crate::batch::BLOCK) & !7;
+        if len == 0 {
+            break;
         }
+        let (xs, ys) = (&xs[start..start + len], &ys[start..start + len]);
+        let (cx, cy) = (&mut cx[..len], &mut cy[..len]);
+        for ((x8, y8), (cx8, cy8)) in xs
+            .chunks_exact(8)
+            .zip(ys.chunks_exact(8))
+            .zip(cx.chunks_exact_mut(8).zip(cy.chunks_exact_mut(8)))
+        {
+            // SAFETY: `x8` and `y8` have exactly 8 f64, so the unaligned 4-lane loads at
+            // offsets 0 and 4 are in bounds.
+            let (xa, xb, ya, yb) = unsafe {
+                (
+                    _mm256_loadu_pd(x8.as_ptr()),
+                    _mm256_loadu_pd(x8.as_ptr().add(4)),
+                    _mm256_loadu_pd(y8.as_ptr()),
+                    _mm256_loadu_pd(y8.as_ptr().add(4)),
+                )
+            };
+            if CHECK {
+                let in_x = _mm256_and_pd(inside(xa, min_x, max_x), inside(xb, min_x, max_x));
+                let in_y = _mm256_and_pd(inside(ya, min_y, max_y), inside(yb, min_y, max_y));
+                ok = _mm256_and_pd(ok, _mm256_and_pd(in_x, in_y));
+            }
+            // SAFETY: `cx8` and `cy8` have exactly 8 u32 = 32 bytes; the stores are unaligned.
+            unsafe {
+                _mm256_storeu_si256(cx8.as_mut_ptr().cast(), cells8(xa, xb, min_x, scale_x));
+                _mm256_storeu_si256(cy8.as_mut_ptr().cast(), cells8(ya, yb, min_y, scale_y));
+            }
+        }
+        let o = &mut out[start..start + len];
+        // The same offsets one block ahead; prefetches never fault, and `wrapping_add` keeps the
+        // pointer arithmetic defined past the end of the slices.
+        let ahead = (
+            xs.as_ptr().wrapping_add(len),
+            ys.as_ptr().wrapping_add(len),
+            o.as_ptr().wrapping_add(len),
+        );
+        for (j, ((cx8, cy8), o8)) in cx
+            .chunks_exact(8)
+            .zip(cy.chunks_exact(8))
+            .zip(o.chunks_exact_mut(8))
+            .enumerate()
+        {
+            if prefetch {
+                _mm_prefetch::<_MM_HINT_T0>(ahead.0.wrapping_add(8 * j).cast());
+                _mm_prefetch::<_MM_HINT_T0>(ahead.1.wrapping_add(8 * j).cast());
+                _mm_prefetch::<_MM_HINT_T0>(ahead.2.wrapping_add(8 * j).cast());
+            }
+            // SAFETY: `cx8` and `cy8` have exactly 8 u32 = 32 bytes; the loads are unaligned.
+            let (x, y) = unsafe {
+                (
+                    _mm256_loadu_si256(cx8.as_ptr().cast()),
+                    _mm256_loadu_si256(cy8.as_ptr().cast()),
+                )
+            };
+            let (k0, k1) = hilbert8(x, y);
+            let (k0, k1) = (_mm256_srl_epi64(k0, count), _mm256_srl_epi64(k1, count));
+            // SAFETY: `o8` has exactly 8 u64 = 64 bytes, written as two unaligned 32-byte
+            // stores.
+            unsafe {
+                _mm256_storeu_si256(o8.as_mut_ptr().cast(), k0);
+                _mm256_storeu_si256(o8.as_mut_ptr().add(4).cast(), k1);
+            }
+        }
+        start += len;
     }
-    let table = crate::lut::encode_table();
-    for ((o, &x), &y) in o_chunks
-        .into_remainder()
-        .iter_mut()
-        .zip(x_chunks.remainder())
-        .zip(y_chunks.remainder())
-    {
-        *o = crate::lut::encode32_with(table, x, y) >> shift;
+    let (xs, ys, out) = (&xs[start..], &ys[start..], &mut out[start..]);
+    let mut tail_ok = true;
+    for ((o, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
+        if CHECK {
+            tail_ok &= (x >= b.min_x) & (x <= b.max_x) & (y >= b.min_y) & (y <= b.max_y);
+        }
+        let (cx, cy) = grid.cells32(x, y);
+        *o = crate::lut::encode32(cx, cy) >> shift;
     }
+    !CHECK || (_mm256_movemask_pd(ok) == 0xf && tail_ok)
 }

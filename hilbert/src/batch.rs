@@ -1,6 +1,7 @@
 //! The batch driver shared by every curve: blocks of points, a normalisation pass into `u32`
 //! cells, then the curve's encode pass. Two tight passes over a block that stays in L1 vectorise
-//! far better than one fused loop.
+//! far better than one fused loop. A curve can take over the whole input with its own kernel
+//! (Hilbert on AVX2 does, with the same two passes inside).
 
 use crate::Error;
 use crate::grid::Grid;
@@ -18,6 +19,18 @@ pub(crate) trait CellEncoder: Sync {
     fn accel(&self) -> &Accel;
     /// Keys at the curve's precision for cells on the 32-bit grid.
     fn encode_cells(&self, cx: &[u32], cy: &[u32], out: &mut [u64]);
+    /// Keys straight from coordinates for the whole input, when the curve has its own kernel
+    /// on its accel: `Some(every value in bounds)` (only computed when `CHECK`; keys are
+    /// unspecified if not), or `None` to take the block-wise normalise-then-`encode_cells`
+    /// path.
+    fn encode_points<const CHECK: bool>(
+        &self,
+        _xs: &[f64],
+        _ys: &[f64],
+        _out: &mut [u64],
+    ) -> Option<bool> {
+        None
+    }
 }
 
 pub(crate) fn check_lengths(xs: usize, ys: usize, out: usize) -> Result<(), Error> {
@@ -37,6 +50,13 @@ pub(crate) fn encode<const CHECK: bool, C: CellEncoder + ?Sized>(
     base: usize,
 ) -> Result<(), Error> {
     let grid = curve.grid();
+    if let Some(ok) = curve.encode_points::<CHECK>(xs, ys, out) {
+        return if !CHECK || ok {
+            Ok(())
+        } else {
+            Err(grid.first_error(xs, ys, base))
+        };
+    }
     let accel = curve.accel();
     let b = grid.bounds;
     let mut cx = [0u32; BLOCK];

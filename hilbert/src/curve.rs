@@ -79,8 +79,10 @@ macro_rules! curve_methods {
         /// bounds.
         #[inline(always)]
         pub fn encode(&self, x: f64, y: f64) -> Result<u64, $crate::Error> {
-            self.grid.check(x, y, None)?;
-            Ok(self.key_in_bounds(x, y))
+            match self.grid.cells32_checked(x, y) {
+                Some((cx, cy)) => Ok(self.key32(cx, cy) >> (2 * self.grid.coarsen())),
+                None => Err(self.grid.out_of_bounds(x, y, None)),
+            }
         }
 
         /// Like `encode`, but clips each coordinate into the bounds instead of failing; NaN

@@ -46,20 +46,6 @@ impl HilbertCurve {
 
     crate::curve::curve_methods!("Hilbert");
 
-    /// The key of a point that passed the bounds check: one call into the BMI2 kernel (table
-    /// indices spread with `pdep`) when the curve's kernel has it, the portable table walk
-    /// otherwise. The choice was made once, at construction.
-    #[inline(always)]
-    fn key_in_bounds(&self, x: f64, y: f64) -> u64 {
-        match self.accel.bmi2 {
-            Some(bmi2) => bmi2.hilbert_in_bounds(&self.grid, x, y),
-            None => {
-                let (cx, cy) = self.grid.cells32_in_bounds(x, y);
-                lut::encode32(cx, cy) >> (2 * self.grid.coarsen())
-            }
-        }
-    }
-
     #[inline(always)]
     fn key32(&self, cx: u32, cy: u32) -> u64 {
         lut::encode32(cx, cy)
@@ -83,14 +69,19 @@ impl CellEncoder for HilbertCurve {
     #[inline]
     fn encode_cells(&self, cx: &[u32], cy: &[u32], out: &mut [u64]) {
         let shift = 2 * self.grid.coarsen();
-        match self.accel.avx2 {
-            Some(avx2) => avx2.hilbert(cx, cy, shift, out),
-            None => {
-                let table = lut::encode_table();
-                for ((o, &x), &y) in out.iter_mut().zip(cx).zip(cy) {
-                    *o = lut::encode32_with(table, x, y) >> shift;
-                }
-            }
+        for ((o, &x), &y) in out.iter_mut().zip(cx).zip(cy) {
+            *o = lut::encode32(x, y) >> shift;
         }
+    }
+
+    #[inline]
+    fn encode_points<const CHECK: bool>(
+        &self,
+        xs: &[f64],
+        ys: &[f64],
+        out: &mut [u64],
+    ) -> Option<bool> {
+        let avx2 = self.accel.avx2?;
+        Some(avx2.hilbert_points::<CHECK>(&self.grid, xs, ys, out))
     }
 }

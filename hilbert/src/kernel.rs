@@ -9,7 +9,7 @@ use crate::arch::{Avx2, Bmi2};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Kernel {
-    /// Plain Rust: the 7-bit lookup-table Hilbert encoder and magic-bit Morton interleave.
+    /// Plain Rust: the 8-bit-tile lookup-table Hilbert encoder and magic-bit Morton interleave.
     Portable,
     /// x86-64 AVX2: 8-lane normalisation and parallel-prefix Hilbert encoding; Morton keys use
     /// BMI2 `pdep` when the CPU also has it.

@@ -12,8 +12,9 @@
 //! Batch calls ([`HilbertCurve::encode_batch`], [`HilbertCurve::par_encode_batch`], and the
 //! Arrow helper [`HilbertCurve::encode_arrow`]) work in blocks of 1024 points: a normalisation
 //! pass without float-to-int casts, then a branch-free parallel-prefix encoder in explicit AVX2
-//! when the CPU has it ([`Kernel`]), or a 7-bit lookup table otherwise. The single-point
-//! [`HilbertCurve::encode`] uses the lookup table. All paths produce identical keys.
+//! when the CPU has it ([`Kernel`]), or lookup tables over 8-bit tiles otherwise. The
+//! single-point [`HilbertCurve::encode`] uses the tables (four tiles, a three-step state chain).
+//! All paths produce identical keys.
 //!
 //! Values outside the bounds, NaN and infinities are errors naming the value and the bounds;
 //! the `*_clamped` variants clip instead for callers who choose that.

@@ -1,33 +1,45 @@
-//! Scalar Hilbert kernel: a lookup table that handles 7 bits per axis per step.
+//! Scalar Hilbert kernels built on lookup tables.
 //!
 //! The curve is the classic `xy2d` (Wikipedia's algorithm, DuckDB's `ST_Hilbert`). Its state at
 //! each level is one of four transforms of the remaining coordinates: identity, swap, flip both,
-//! or swap and flip (they commute, so a state is two bits). The table is indexed by 7 bits of x
-//! and 7 bits of y only, and each 64-bit entry holds, for each of the four incoming states, a
-//! 16-bit lane with the 14 index bits and the outgoing state (the HilbertSFC layout). The five
-//! loads for a 32-bit key therefore do not wait on one another: only the lane selection depends
-//! on the previous step. 32 bits are padded to 35 with three zero levels on top, which emit zero
-//! digits and swap the axes once each; starting in the swapped state cancels that, so the same
-//! table serves the whole key.
+//! or swap and flip. They commute and each undoes itself, so a state is two bits and composing
+//! states is XOR.
+//!
+//! **Encoding** walks the 32 levels as four tiles of 8 bits per axis. Two tables of `2^16`
+//! entries, indexed by a tile `x8 << 8 | y8`, hold everything (192 KB of read-only data):
+//!
+//! * `next[tile]` packs, for each of the four incoming states, the state after the tile. Each
+//!   tile's entry is loaded independently of the others, so the state chain between tiles is
+//!   only a shift and a mask a step (three steps: the last tile's outgoing state is not needed).
+//! * `digits[tile]` is the 16 key bits of the tile walked from the identity state. A walk from
+//!   state `s` on a tile equals the identity walk on the tile transformed by `s` (swap the bytes,
+//!   flip all bits), so once the states are known the four digit loads are independent too.
+//!
+//! The four transformed copies of the four tile indices are 16 `u16`s, built with two byte
+//! unpacks and one XOR (SSE2 on x86-64, see `arch::tile_versions`; [`tile_versions`] elsewhere).
+//!
+//! **Decoding** keeps the earlier layout: a table indexed by 14 key bits whose 64-bit entries
+//! hold, for each incoming state, a 16-bit lane with the 7 + 7 cell bits and the outgoing state
+//! (the HilbertSFC layout). 32 bits are padded to 35 with three zero levels on top, which emit
+//! zero digits and swap the axes once each; starting in the swapped state cancels that.
 
-/// Entries of each table: 7 + 7 bits of index.
-pub(crate) const ENTRIES: usize = 1 << 14;
+/// Entries of the decode table: 14 bits of key.
+const ENTRIES: usize = 1 << 14;
 
-/// Both tables, built at compile time (256 KB of read-only data): a `static` needs no lazy
-/// initialisation check on every call, and its address is a constant.
+/// The decode table, built at compile time (128 KB of read-only data) like the encode tables: a
+/// `static` needs no lazy initialisation check on every call, and its address is a constant.
 struct Tables {
-    /// `encode[x7 << 7 | y7]`, lane `s`: `index14 | next_state << 14`.
-    encode: [u64; ENTRIES],
     /// `decode[index14]`, lane `s`: `x7 | y7 << 7 | next_state << 14`.
     decode: [u64; ENTRIES],
 }
 
 static TABLES: Tables = build();
 
-/// Runs 7 levels of `xy2d` from `state`; returns the 14 index bits and the outgoing state.
-const fn walk(xt: u64, yt: u64, mut state: u64) -> (u64, u64) {
+/// Runs `levels` levels of `xy2d` from `state` on the low `levels` bits of `xt` and `yt`;
+/// returns the `2 * levels` index bits and the outgoing state.
+const fn walk(xt: u64, yt: u64, mut state: u64, levels: u32) -> (u64, u64) {
     let mut index = 0;
-    let mut level = 7;
+    let mut level = levels;
     while level > 0 {
         level -= 1;
         let (mut bx, mut by) = ((xt >> level) & 1, (yt >> level) & 1);
@@ -51,7 +63,6 @@ const fn walk(xt: u64, yt: u64, mut state: u64) -> (u64, u64) {
 
 const fn build() -> Tables {
     let mut tables = Tables {
-        encode: [0; ENTRIES],
         decode: [0; ENTRIES],
     };
     let mut xt = 0;
@@ -60,8 +71,7 @@ const fn build() -> Tables {
         while yt < 128 {
             let mut state = 0;
             while state < 4 {
-                let (index, next) = walk(xt, yt, state);
-                tables.encode[(xt << 7 | yt) as usize] |= (index | next << 14) << (16 * state);
+                let (index, next) = walk(xt, yt, state, 7);
                 tables.decode[index as usize] |= (xt | yt << 7 | next << 14) << (16 * state);
                 state += 1;
             }
@@ -72,57 +82,108 @@ const fn build() -> Tables {
     tables
 }
 
-/// Start state for a 35-bit walk: each of the three zero levels on top swaps the axes, so
-/// starting swapped leaves the 32 real levels in the identity state.
+/// Start state for a 35-bit decode walk: each of the three zero levels on top swaps the axes,
+/// so starting swapped leaves the 32 real levels in the identity state.
 const PADDED_START: u64 = 1;
+
+/// Entries of each 8-bit tile table: 8 + 8 bits of index.
+pub(crate) const TILE_ENTRIES: usize = 1 << 16;
+
+/// The encode tables (see the module docs).
+pub(crate) struct Tiles {
+    /// `digits[x8 << 8 | y8]`: the 16 key bits of the tile walked from the identity state.
+    pub(crate) digits: [u16; TILE_ENTRIES],
+    /// `next[x8 << 8 | y8] >> (2 * s) & 3`: the state after the tile when entered in state `s`.
+    pub(crate) next: [u8; TILE_ENTRIES],
+}
+
+pub(crate) static TILES: Tiles = build_tiles();
+
+/// A tile index transformed by state `s`: bit 0 swaps x and y (the two bytes), bit 1 flips both.
+const fn transform(tile: usize, s: usize) -> usize {
+    let mut t = tile;
+    if s & 1 != 0 {
+        t = (t >> 8) | ((t & 0xff) << 8);
+    }
+    if s & 2 != 0 {
+        t ^= 0xffff;
+    }
+    t
+}
+
+const fn build_tiles() -> Tiles {
+    let mut tiles = Tiles {
+        digits: [0; TILE_ENTRIES],
+        next: [0; TILE_ENTRIES],
+    };
+    let mut out = [0u8; TILE_ENTRIES];
+    let mut tile = 0;
+    while tile < TILE_ENTRIES {
+        let (index, state) = walk((tile >> 8) as u64, (tile & 0xff) as u64, 0, 8);
+        tiles.digits[tile] = index as u16;
+        out[tile] = state as u8;
+        tile += 1;
+    }
+    tile = 0;
+    while tile < TILE_ENTRIES {
+        let mut s = 0;
+        while s < 4 {
+            // Entering in state `s` is the identity walk on the transformed tile, whose outgoing
+            // state composes (XOR) with `s`.
+            let after = s as u8 ^ out[transform(tile, s)];
+            tiles.next[tile] |= after << (2 * s);
+            s += 1;
+        }
+        tile += 1;
+    }
+    tiles
+}
 
 /// Hilbert key of 32-bit cells on the full `2^32 × 2^32` grid.
 #[inline(always)]
 pub(crate) fn encode32(x: u32, y: u32) -> u64 {
-    encode32_with(encode_table(), x, y)
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let versions = crate::arch::tile_versions(x, y);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let versions = tile_versions(x, y);
+    encode32_versions(&versions)
 }
 
-/// The encode table.
+/// The tile indices of `(x, y)` under each state: entry `s * 4 + k` is tile `k` (counted from
+/// the least significant byte) transformed by state `s`. Portable twin of
+/// `arch::tile_versions`.
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    allow(
+        dead_code,
+        reason = "x86-64 uses arch::tile_versions; tests cover this one"
+    )
+)]
 #[inline(always)]
-pub(crate) fn encode_table() -> &'static [u64; ENTRIES] {
-    &TABLES.encode
-}
-
-#[inline(always)]
-pub(crate) fn encode32_with(table: &[u64; ENTRIES], x: u32, y: u32) -> u64 {
-    let (x, y) = (u64::from(x), u64::from(y));
-    let tile = |shift: u32| table[(((x >> shift) & 0x7f) << 7 | ((y >> shift) & 0x7f)) as usize];
-    chain([tile(28), tile(21), tile(14), tile(7), tile(0)])
-}
-
-/// Mask that `pdep` spreads the low 28 bits of y with, so that the 7-bit tiles of y land at bits
-/// `14k..14k+7` and, with x spread by `SPREAD_Y << 7`, `spread >> 14k & 0x3fff` is the table
-/// index of tile `k` (counted from the least significant end). The top 4 bits are indexed
-/// directly.
-pub(crate) const SPREAD_Y: u64 = 0x7f | 0x7f << 14 | 0x7f << 28 | 0x7f << 42;
-
-/// [`encode32`] from the table indices of the four low tiles pre-spread into one word (see
-/// [`SPREAD_Y`]; BMI2 `pdep` computes it in two instructions) and the raw cells for the top tile.
-#[inline(always)]
-pub(crate) fn encode32_spread(x: u32, y: u32, spread: u64) -> u64 {
-    let table = &TABLES.encode;
-    let tile = |k: u32| table[((spread >> (14 * k)) & 0x3fff) as usize];
-    let top = table[((x >> 28) << 7 | (y >> 28)) as usize];
-    chain([top, tile(3), tile(2), tile(1), tile(0)])
-}
-
-/// The state chain over five table entries, most significant first. Independent loads come
-/// first; the chain is only a shift and a mask a step. It carries `16 * state`, the lane offset.
-#[inline(always)]
-fn chain(entries: [u64; 5]) -> u64 {
-    let mut offset = 16 * PADDED_START;
-    let mut key = 0u64;
-    for entry in entries {
-        let lane = entry >> offset;
-        key = (key << 14) | (lane & 0x3fff);
-        offset = (lane >> 10) & 0x30;
+pub(crate) fn tile_versions(x: u32, y: u32) -> [u16; 16] {
+    let mut versions = [0u16; 16];
+    let (xb, yb) = (x.to_le_bytes(), y.to_le_bytes());
+    for k in 0..4 {
+        let (tx, ty) = (u16::from(xb[k]), u16::from(yb[k]));
+        versions[k] = tx << 8 | ty;
+        versions[4 + k] = ty << 8 | tx;
+        versions[8 + k] = !versions[k];
+        versions[12 + k] = !versions[4 + k];
     }
-    key
+    versions
+}
+
+/// [`encode32`] from the [`tile_versions`]: three `next` loads that do not depend on one
+/// another, a three-step state chain, then four independent `digits` loads.
+#[inline(always)]
+pub(crate) fn encode32_versions(versions: &[u16; 16]) -> u64 {
+    let (next, digits) = (&TILES.next, &TILES.digits);
+    let top = usize::from(versions[3]);
+    let s2 = usize::from(next[top] & 3);
+    let s1 = usize::from((next[usize::from(versions[2])] >> (2 * s2)) & 3);
+    let s0 = usize::from((next[usize::from(versions[1])] >> (2 * s1)) & 3);
+    let digit = |s: usize, k: usize| u64::from(digits[usize::from(versions[(s << 2 | k) & 15])]);
+    u64::from(digits[top]) << 48 | digit(s2, 2) << 32 | digit(s1, 1) << 16 | digit(s0, 0)
 }
 
 /// Inverse of [`encode32`].
@@ -138,4 +199,75 @@ pub(crate) fn decode32(key: u64) -> (u32, u32) {
         state = lane >> 14;
     }
     (x as u32, y as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bit-at-a-time `xy2d` over all 32 levels (the reference the tables were built from).
+    fn reference(x: u32, y: u32) -> u64 {
+        walk(u64::from(x), u64::from(y), 0, 32).0
+    }
+
+    /// Cells covering every tile byte in every position, the corners, and pseudo-random values.
+    fn cells() -> Vec<(u32, u32)> {
+        let mut cells = vec![(0, 0), (u32::MAX, u32::MAX), (0, u32::MAX), (u32::MAX, 0)];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..20_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            cells.push((state as u32, (state >> 32) as u32));
+            let b = i % 256;
+            cells.push((
+                b * 0x0101_0101,
+                ((255 - b) * 0x0100_0001) ^ (state as u32 & 0x00ff_ff00),
+            ));
+        }
+        cells
+    }
+
+    #[test]
+    fn tile_tables_follow_the_walk() {
+        for tile in [0usize, 1, 0x80, 0xff, 0x1234, 0xff00, 0xfedc, 0xffff] {
+            for s in 0..4usize {
+                let (digits, after) = walk((tile >> 8) as u64, (tile & 0xff) as u64, s as u64, 8);
+                assert_eq!(u64::from(TILES.digits[transform(tile, s)]), digits);
+                assert_eq!(u64::from(TILES.next[tile] >> (2 * s) & 3), after);
+            }
+        }
+    }
+
+    #[test]
+    fn portable_encode_equals_reference() {
+        for (x, y) in cells() {
+            assert_eq!(
+                encode32_versions(&tile_versions(x, y)),
+                reference(x, y),
+                "({x}, {y})"
+            );
+        }
+    }
+
+    #[test]
+    fn encode_equals_reference_and_decode_inverts_it() {
+        for (x, y) in cells() {
+            let key = encode32(x, y);
+            assert_eq!(key, reference(x, y), "({x}, {y})");
+            assert_eq!(decode32(key), (x, y));
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn sse2_tile_versions_equal_portable() {
+        for (x, y) in cells() {
+            assert_eq!(
+                crate::arch::tile_versions(x, y),
+                tile_versions(x, y),
+                "({x}, {y})"
+            );
+        }
+    }
 }

@@ -43,13 +43,6 @@ impl ZOrderCurve {
 
     crate::curve::curve_methods!("Z-order");
 
-    /// The key of a point that passed the bounds check.
-    #[inline(always)]
-    fn key_in_bounds(&self, x: f64, y: f64) -> u64 {
-        let (cx, cy) = self.grid.cells32_in_bounds(x, y);
-        self.key32(cx, cy) >> (2 * self.grid.coarsen())
-    }
-
     #[inline(always)]
     fn key32(&self, cx: u32, cy: u32) -> u64 {
         match self.accel.bmi2 {

@@ -329,6 +329,72 @@ fn parallel_batch_over_many_chunks_matches_and_reports_smallest_index() {
     }
 }
 
+/// Past the prefetch threshold of the AVX2 kernel (32K points), with a tail that is not a
+/// multiple of 8 and the edge values that trip clamps: every kernel equals the scalar calls.
+#[test]
+fn long_batches_equal_scalar_calls_on_every_kernel() {
+    let n = 100_000 + 5;
+    let b = Bounds::WGS84;
+    let edges = [
+        b.min_x,
+        b.max_x,
+        -0.0,
+        0.0,
+        b.max_x.next_down(),
+        b.min_x.next_up(),
+    ];
+    let xs: Vec<f64> = (0..n)
+        .map(|i| match i % 97 {
+            0..6 => edges[i % 97],
+            _ => (i as f64 * 0.618_033_988_7).fract() * 360.0 - 180.0,
+        })
+        .collect();
+    let ys: Vec<f64> = (0..n)
+        .map(|i| match i % 89 {
+            0 => b.max_y,
+            1 => b.min_y,
+            _ => (i as f64 * 0.414_213_562_3).fract() * 180.0 - 90.0,
+        })
+        .collect();
+    // The clamped calls also see NaN, infinities and values outside the bounds.
+    let mut wild_xs = xs.clone();
+    for (i, v) in [f64::NAN, f64::INFINITY, -1e300, 180.5, -180.5]
+        .into_iter()
+        .enumerate()
+    {
+        wild_xs[33_000 + 1000 * i] = v;
+        wild_xs[n - 1 - i] = v;
+    }
+    for p in [32u8, 19] {
+        for kernel in kernels() {
+            let curve = HilbertCurve::wgs84(p).unwrap().with_kernel(kernel).unwrap();
+            let mut out = vec![0; n];
+            curve.encode_batch(&xs, &ys, &mut out).unwrap();
+            for i in 0..n {
+                assert_eq!(
+                    out[i],
+                    curve.encode(xs[i], ys[i]).unwrap(),
+                    "{kernel:?} p={p} i={i}"
+                );
+            }
+            curve.encode_batch_clamped(&wild_xs, &ys, &mut out).unwrap();
+            for i in 0..n {
+                let expected = curve.encode_clamped(wild_xs[i], ys[i]);
+                assert_eq!(out[i], expected, "{kernel:?} p={p} i={i}");
+            }
+            for bad in [40_000, n - 1] {
+                let mut bad_ys = ys.clone();
+                bad_ys[bad] = f64::NAN;
+                let err = curve.encode_batch(&xs, &bad_ys, &mut out).unwrap_err();
+                assert!(
+                    matches!(err, Error::OutOfBounds { axis: geoberg_hilbert::Axis::Y, index: Some(i), .. } if i == bad),
+                    "{kernel:?}: {err}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn forced_kernels_report_themselves() {
     let curve = HilbertCurve::wgs84(16).unwrap();
