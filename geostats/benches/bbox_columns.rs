@@ -13,7 +13,7 @@ use geo_traits::{
     MultiLineStringTrait, MultiPointTrait, MultiPolygonTrait, PointTrait, PolygonTrait,
     to_geo::ToGeoGeometry,
 };
-use geoberg_geostats::bbox_columns;
+use geoberg_geostats::{BBoxColumnsBuilder, bbox_columns};
 
 /// Deterministic 64-bit generator (splitmix64).
 struct Rng(u64);
@@ -215,6 +215,11 @@ fn bench(c: &mut Criterion) {
         let bytes = array.value_data().len() as u64;
         // The kernel and both baselines agree before anything is timed.
         let ours = bbox_columns(&array).unwrap();
+        assert_eq!(
+            BBoxColumnsBuilder::new().build(&array).unwrap(),
+            ours,
+            "{name}"
+        );
         let base = wkb_geo_bounding_rect(&array);
         let traits = wkb_geo_traits_loop(&array);
         for (k, col) in [&ours.min_x, &ours.min_y, &ours.max_x, &ours.max_y]
@@ -231,6 +236,17 @@ fn bench(c: &mut Criterion) {
             .step_by(BATCH_ROWS)
             .map(|i| array.slice(i, BATCH_ROWS.min(array.len() - i)))
             .collect();
+        // The timed batches agree with the whole column, through a reused builder.
+        let mut builder = BBoxColumnsBuilder::new();
+        for (i, a) in batches.iter().enumerate() {
+            let cols = builder.build(a).unwrap();
+            let whole = [&ours.min_x, &ours.min_y, &ours.max_x, &ours.max_y];
+            let batch = [&cols.min_x, &cols.min_y, &cols.max_x, &cols.max_y];
+            for (w, b) in whole.into_iter().zip(batch) {
+                assert_eq!(&w.slice(i * BATCH_ROWS, a.len()), b, "{name} batch {i}");
+            }
+            builder.recycle(cols);
+        }
         let mut g = c.benchmark_group(format!("bbox_columns/{name}"));
         g.sample_size(10);
         g.throughput(Throughput::Bytes(bytes));
@@ -238,6 +254,16 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 for a in &batches {
                     black_box(bbox_columns(black_box(a)).unwrap());
+                }
+            })
+        });
+        // What a writer keeping one builder per column does: the output buffers of one batch
+        // hold the next batch's columns once it has been written.
+        g.bench_function("geostats_builder", |b| {
+            b.iter(|| {
+                for a in &batches {
+                    let cols = builder.build(black_box(a)).unwrap();
+                    builder.recycle(black_box(cols));
                 }
             })
         });

@@ -3,7 +3,8 @@
 //! * [`bbox_of_wkb`] / [`wkb_info`]: the box (and EWKB SRID) of one ISO WKB or EWKB value, with a
 //!   zero-copy scanner that rejects malformed input with a typed error and never panics.
 //! * [`bbox_columns`]: four `Float64` bbox columns for an Arrow `Binary`, `LargeBinary` or
-//!   `BinaryView` WKB column; null where the geometry is null or empty.
+//!   `BinaryView` WKB column; null where the geometry is null or empty. A writer can keep a
+//!   [`BBoxColumnsBuilder`] per column to reuse the output buffers from batch to batch.
 //! * [`BBoxAccumulator`] and [`GeographyBBoxAccumulator`]: per row group and per file unions,
 //!   the latter wrapping the antimeridian when that is narrower.
 //! * [`encode_geospatial_bounds`] / [`decode_geospatial_bounds`]: Iceberg v3 `geometry` and
@@ -49,7 +50,7 @@ mod wkb_scan;
 
 pub use accumulator::{BBoxAccumulator, GeographyBBoxAccumulator};
 pub use audit::{AuditReport, audit, audit_batch};
-pub use batch::{BBoxColumns, bbox_columns};
+pub use batch::{BBoxColumns, BBoxColumnsBuilder, bbox_columns};
 pub use bbox::{BBox, Interval};
 pub use bbox_column_bounds::{BBoxColumnNames, decode_double_bound, encode_double_bound};
 pub use error::GeostatsError;

@@ -1,9 +1,9 @@
 //! A zero-copy WKB walker that feeds coordinates to an extent and returns the EWKB SRID.
 //!
-//! Hand-written because it is several times faster than parsing with the `wkb` crate (see
-//! `BENCHMARKS.part.md`): no allocation, every coordinate read is an unaligned load from a
-//! fixed-size chunk, the byte order is resolved once per coordinate run, and the XY loop keeps two
-//! accumulators so that LLVM packs x and y into one SIMD min and one SIMD max.
+//! Hand-written because it is several times faster than parsing with the `wkb` crate (see the
+//! geostats section of `BENCHMARKS.md`): no allocation, every coordinate read is an unaligned
+//! load from a fixed-size chunk, the byte order is resolved once per coordinate run, and the XY
+//! loop keeps two accumulators so that LLVM packs x and y into one SIMD min and one SIMD max.
 //!
 //! Untrusted input: every field is read through a checked slice, counts are checked against the
 //! bytes that remain before anything is walked, nesting is limited, and trailing bytes are an
