@@ -255,7 +255,18 @@ fn multipoint_wkb(vertices: &[(f64, f64)]) -> Vec<u8> {
 
 /// Whether a file box can be compared at all (else it must be read).
 fn usable(b: &BBox, sphere: bool) -> bool {
-    !b.min_x.is_nan() && !b.max_x.is_nan() && b.min_y <= b.max_y && (sphere || b.min_x <= b.max_x)
+    let geography_range = (-180.0..=180.0).contains(&b.min_x)
+        && (-180.0..=180.0).contains(&b.max_x)
+        && (-90.0..=90.0).contains(&b.min_y)
+        && (-90.0..=90.0).contains(&b.max_y);
+    !b.min_x.is_nan()
+        && !b.max_x.is_nan()
+        && b.min_y <= b.max_y
+        && if sphere {
+            geography_range
+        } else {
+            b.min_x <= b.max_x
+        }
 }
 
 /// The X values of a range under the wrap rule, as closed plain pieces.

@@ -74,3 +74,13 @@ fn manifest_header_with_an_empty_metadata_map() {
 fn manifest_schema_numbers_survive_the_rewrite() {
     geoberg_fuzz::manifest_header(&corpus("manifest_header", "crash-float-schema-respelled"));
 }
+
+/// A geography file box wrapped from 180.00000000000003 to -180.00000000000003 (rows at a
+/// longitude past the antimeridian, as a reprojection can leave them) and a window over every
+/// longitude: the planner clamped the window to [-180, 180] and skipped the file, though the
+/// window holds a vertex at 180.00000000000003. A `pruning` bug: a geography box outside
+/// longitude [-180, 180] or latitude [-90, 90] now cannot be compared, and the file is read.
+#[test]
+fn geography_box_past_the_antimeridian_is_read() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-geography-box-past-180"));
+}

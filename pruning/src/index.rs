@@ -10,7 +10,7 @@ use crate::column::ColumnRules;
 use crate::error::PruneError;
 use crate::filter::SpatialFilter;
 use crate::plan::{PlannedRead, PrunePlan, ReadReason, SkipReason, Tally};
-use crate::window::{QueryBox, Surface};
+use crate::window::{QueryBox, Surface, in_geography_range};
 
 /// What the planner does with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,12 +106,13 @@ fn envelope(x: (f64, f64), y: (f64, f64)) -> AABB<[f32; 2]> {
 }
 
 /// The R-tree pieces of an entry's box, or `None` when the box must be tested one by one
-/// (invalid for the column, or not finite: the bulk loader sorts by box centres).
+/// (invalid for the column, outside the geography range, or not finite: the bulk loader sorts by
+/// box centres).
 fn tree_pieces(b: &BBox, surface: Surface) -> Option<[Option<AABB<[f32; 2]>>; 2]> {
     let finite = [b.min_x, b.max_x, b.min_y, b.max_y]
         .iter()
         .all(|v| v.is_finite());
-    if !finite || b.min_y > b.max_y {
+    if !finite || b.min_y > b.max_y || surface == Surface::Sphere && !in_geography_range(b) {
         return None;
     }
     let y = (b.min_y, b.max_y);

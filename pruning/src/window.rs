@@ -48,8 +48,7 @@ impl XRange {
         }
     }
 
-    /// The plain pieces of the range: one, or two for a wrapped range (open towards the wrap, so
-    /// that out-of-canonical-range bounds are still found).
+    /// The plain pieces of the range: one, or two for a wrapped range (open towards the wrap).
     pub(crate) fn pieces(self) -> impl Iterator<Item = Interval> {
         let (a, b) = match self {
             XRange::Plain(i) => (Some(i), None),
@@ -83,6 +82,19 @@ pub(crate) enum Verdict {
     Invalid,
 }
 
+/// Whether a geography box lies in longitude [-180, 180] and latitude [-90, 90]. Windows are
+/// held to that range, and one that spans every longitude or reaches a pole is clamped to it, so
+/// a file box outside it (a longitude of 180.00000000000003 after a reprojection, say) cannot be
+/// compared: the file is read.
+pub(crate) fn in_geography_range(b: &BBox) -> bool {
+    let lon = -180.0..=180.0;
+    let lat = -90.0..=90.0;
+    lon.contains(&b.min_x)
+        && lon.contains(&b.max_x)
+        && lat.contains(&b.min_y)
+        && lat.contains(&b.max_y)
+}
+
 /// A closed range that is usable for comparison (no NaN, `min <= max`).
 fn usable(i: Option<Interval>) -> Option<Interval> {
     i.filter(|i| i.is_valid())
@@ -95,7 +107,11 @@ impl QueryBox {
             return Verdict::Invalid;
         }
         let x = XRange::of(b.min_x, b.max_x);
-        if self.surface == Surface::Planar && matches!(x, XRange::Wrap(_)) {
+        let valid = match self.surface {
+            Surface::Planar => matches!(x, XRange::Plain(_)),
+            Surface::Sphere => in_geography_range(b),
+        };
+        if !valid {
             return Verdict::Invalid;
         }
         let z_ok = match (self.z, usable(b.z)) {
@@ -261,6 +277,25 @@ mod tests {
         );
         assert_eq!(wrap.test(&BBox::point(-179.0, 0.0)), Verdict::Overlaps);
         assert_eq!(wrap.test(&BBox::point(0.0, 0.0)), Verdict::Disjoint);
+    }
+
+    #[test]
+    fn geography_boxes_outside_the_lon_lat_range_are_read() {
+        // Found by `pruning_plan`: a file box wrapped from 180.00000000000003 to
+        // -180.00000000000003 was disjoint from a window over every longitude, though its rows
+        // sit at longitude 180.00000000000003.
+        let world = q(XRange::of(-180.0, 180.0), (-90.0, 90.0), Surface::Sphere);
+        let past = BBox::new(180.00000000000003, -90.0, -180.00000000000003, -89.9);
+        assert_eq!(world.test(&past), Verdict::Invalid);
+        assert_eq!(
+            world.test(&BBox::point(10.0, 90.00000000000001)),
+            Verdict::Invalid
+        );
+        assert_eq!(world.test(&BBox::point(180.0, -90.0)), Verdict::Overlaps);
+        // Planar boxes have no such range.
+        let planar = q(XRange::of(-180.0, 180.0), (-90.0, 90.0), Surface::Planar);
+        assert_eq!(planar.test(&past), Verdict::Invalid);
+        assert_eq!(planar.test(&BBox::point(500.0, 0.0)), Verdict::Disjoint);
     }
 
     #[test]
