@@ -122,6 +122,20 @@ pub enum RewriteError {
         /// A file with a different schema.
         other: PathBuf,
     },
+    /// An input file's row-lineage column (found by its reserved field id) is not a 64-bit
+    /// integer, so its values cannot be carried into the output.
+    #[error(
+        "input file '{path}' has row-lineage column '{column}' of type {found}; Iceberg \
+         requires long (INT64)"
+    )]
+    InvalidLineageColumn {
+        /// Input file.
+        path: PathBuf,
+        /// The column's name in the file.
+        column: String,
+        /// Its Arrow type.
+        found: String,
+    },
     /// Reading or writing a Parquet file failed.
     #[error("parquet file '{path}': {source}")]
     Parquet {

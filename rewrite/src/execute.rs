@@ -8,13 +8,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
+use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::keys::key_rows;
+use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
 use crate::writer::{RollingWriter, WriterConfig, plain_columns};
@@ -274,31 +276,62 @@ fn run_partition(
     let Some((first_input, first)) = sources.first() else {
         return Ok((Vec::new(), 0));
     };
-    if let Some((other, _)) = sources
+    // v3 row lineage: inputs are compared and written on their data columns, and every output
+    // file gets `_row_id` and `_last_updated_sequence_number` (inputs differ in whether they
+    // already carry them: a file written by an earlier rewrite does, an appended one does not).
+    let lineage = part
+        .inputs
         .iter()
-        .find(|(_, s)| !same_columns(s.schema(), first.schema()))
+        .any(|&i| plan.inputs[i].lineage.is_some());
+    let layouts: Vec<Layout> = sources
+        .iter()
+        .map(|(_, s)| Layout::of(s.schema(), lineage))
+        .collect();
+    let data_schemas: Vec<SchemaRef> = layouts
+        .iter()
+        .zip(&sources)
+        .map(|(l, (_, s))| l.data_schema(s.schema()))
+        .collect();
+    if let Some(k) = (1..sources.len()).find(|&k| !same_columns(&data_schemas[k], &data_schemas[0]))
     {
         return Err(RewriteError::SchemaMismatch {
             partition: part.partition.0.clone(),
             first: plan.inputs[*first_input].path.clone(),
-            other: plan.inputs[*other].path.clone(),
+            other: plan.inputs[sources[k].0].path.clone(),
         });
     }
-    let arrow_schema = first.schema().clone();
+    let input_parquet = first.metadata.metadata().file_metadata().schema_descr();
+    let mut plain = plain_columns(first.metadata.metadata().row_groups().first());
+    let (arrow_schema, parquet_schema, geometry_index) = if lineage {
+        let (arrow, parquet) = output_schemas(&data_schemas[0], input_parquet)?;
+        let g = layouts[0]
+            .data
+            .iter()
+            .position(|&c| c == first.geometry_index)
+            .ok_or_else(|| RewriteError::MissingGeometryColumn {
+                path: plan.inputs[*first_input].path.clone(),
+                column: column.to_string(),
+                found: "only row-lineage columns of that name".into(),
+            })?;
+        // Row ids are (nearly) unique: a dictionary would only be built to be dropped.
+        plain.push(ColumnPath::new(vec![ROW_ID_COLUMN.to_string()]));
+        (arrow, parquet, g)
+    } else {
+        (
+            first.schema().clone(),
+            input_parquet.clone(),
+            first.geometry_index,
+        )
+    };
     let config = WriterConfig {
         arrow_schema: arrow_schema.clone(),
-        parquet_schema: first
-            .metadata
-            .metadata()
-            .file_metadata()
-            .schema_descr()
-            .clone(),
-        geometry_index: first.geometry_index,
+        parquet_schema,
+        geometry_index,
         codec: options.compression_codec,
         row_group_rows: options.row_group_rows,
         roll_bytes: (part.target_file_size_bytes as f64 * options.write_max_file_size() as f64
             / options.target_file_size_bytes as f64) as u64,
-        plain_columns: plain_columns(first.metadata.metadata().row_groups().first()),
+        plain_columns: plain,
     };
     let mut routed_fields: Vec<Arc<Field>> = arrow_schema.fields().iter().cloned().collect();
     routed_fields.push(Arc::new(Field::new(KEY_COLUMN, DataType::UInt64, false)));
@@ -336,15 +369,26 @@ fn run_partition(
         let (input, source) = &sources[si];
         let path = &plan.inputs[*input].path;
         let reader = source.reader(path, vec![rg], false)?;
+        // File position of the batch's first row: row groups are read whole and no row is
+        // filtered, so positions are the file's (what `first_row_id + _pos` needs).
         let mut row = row0;
         for batch in reader {
             let batch = batch
                 .map_err(|e| RewriteError::arrow(format!("reading '{}'", path.display()), e))?;
+            let n = batch.num_rows() as u64;
+            let (batch, geometry_index) = if lineage {
+                let lineage = plan.inputs[*input].lineage;
+                let batch =
+                    layouts[si].with_lineage(&batch, lineage, row, &config.arrow_schema, path)?;
+                (batch, config.geometry_index)
+            } else {
+                (batch, source.geometry_index)
+            };
             route_batch(
                 &batch,
                 *input as u64,
                 row,
-                source.geometry_index,
+                geometry_index,
                 part.oversize,
                 &routing,
                 &router,
@@ -353,7 +397,7 @@ fn run_partition(
                 column,
                 path,
             )?;
-            row += batch.num_rows() as u64;
+            row += n;
         }
         Ok::<(), RewriteError>(())
     })?;

@@ -96,6 +96,25 @@ pub struct InputFile {
     pub partition: PartitionKey,
     /// Bounds of the geometry column from the manifest, when recorded.
     pub bbox: Option<Extent>,
+    /// Iceberg v3 row lineage of the file. When any input of a partition has one, its output
+    /// files carry the `_row_id` and `_last_updated_sequence_number` columns (see
+    /// [`RowLineage`]); `None` everywhere (v1/v2 tables) writes the input columns unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<RowLineage>,
+}
+
+/// What a reader needs to derive the lineage of a file's rows when its `_row_id` or
+/// `_last_updated_sequence_number` column is absent or null (Iceberg spec, "Row Lineage"):
+/// `_row_id = first_row_id + position in the file` and `_last_updated_sequence_number = the
+/// file's data sequence number`. The rewrite materializes both in its output files, so that the
+/// rows keep them wherever they move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowLineage {
+    /// The file's `first_row_id` (explicit or inherited from its manifest); `None` when the
+    /// snapshot assigned none (a file from before an upgrade to v3), whose rows' ids are null.
+    pub first_row_id: Option<i64>,
+    /// The file's data sequence number (explicit or inherited from its manifest).
+    pub data_sequence_number: i64,
 }
 
 impl InputFile {
@@ -107,6 +126,7 @@ impl InputFile {
             record_count,
             partition: PartitionKey::default(),
             bbox: None,
+            lineage: None,
         }
     }
 
@@ -119,6 +139,12 @@ impl InputFile {
     /// The same file with geometry bounds.
     pub fn with_bbox(mut self, bbox: Extent) -> Self {
         self.bbox = Some(bbox);
+        self
+    }
+
+    /// The same file with its v3 row lineage (its rows keep their ids through the rewrite).
+    pub fn with_lineage(mut self, lineage: RowLineage) -> Self {
+        self.lineage = Some(lineage);
         self
     }
 }

@@ -18,6 +18,11 @@
 //!    bbox centre (ties broken by input and row ordinal), routes them to sort chunks that spill
 //!    to Arrow IPC runs past the memory budget, sorts each chunk and writes Parquet files rolled
 //!    near the target size, keeping the input schema (field ids, GEOMETRY logical type).
+//! 4. Iceberg v3 row lineage: when the inputs carry a [`RowLineage`] (their `first_row_id` and
+//!    data sequence number), every output file also gets the reserved `_row_id` and
+//!    `_last_updated_sequence_number` columns, each row's value copied from its input file's
+//!    column or derived as a reader would (`first_row_id + position`, the data sequence number),
+//!    so that rows keep their ids through any number of rewrites.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -63,6 +68,7 @@ mod error;
 mod execute;
 mod input;
 mod keys;
+mod lineage;
 mod options;
 mod plan;
 mod planner;
@@ -76,8 +82,12 @@ pub use error::RewriteError;
 pub use execute::{
     DirectoryLocator, OutputLocator, RewriteOutcome, RewriteResult, execute, execute_tasks,
 };
-pub use input::{Extent, InputFile, PartitionKey};
+pub use input::{Extent, InputFile, PartitionKey, RowLineage};
 pub use keys::RowClass;
+pub use lineage::{
+    LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
+    ROW_ID_FIELD_ID, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
+};
 pub use options::{
     DEFAULT_MAX_MEMORY_BYTES, DEFAULT_TARGET_FILE_SIZE_BYTES, OPTION_KEYS, OutputCodec,
     RewriteOptions,

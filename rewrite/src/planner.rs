@@ -6,6 +6,7 @@ use arrow_array::UInt32Array;
 use rayon::prelude::*;
 
 use crate::keys::key_rows;
+use crate::lineage::Layout;
 use crate::selection::{PartitionSelection, select};
 use crate::sizing::{expected_output_files, partition_target_size};
 use crate::source::{Source, same_columns};
@@ -253,13 +254,15 @@ fn sample_partition(
         .par_iter()
         .map(|f| sample_file(&f.path, column, curve, stride, options))
         .collect::<Result<_, _>>()?;
-    if let Some(((first, _), (i, _))) = per_file.first().zip(
-        per_file
+    // With row lineage, files are compared on their data columns: whether a file already carries
+    // the lineage columns (written by an earlier rewrite) does not matter.
+    let lineage = files.iter().any(|f| f.lineage.is_some());
+    let data = |s: &arrow_schema::SchemaRef| Layout::of(s, lineage).data_schema(s);
+    if let Some(first) = per_file.first().map(|(s, _)| data(s))
+        && let Some(i) = per_file
             .iter()
-            .enumerate()
-            .find(|(_, (s, _))| !same_columns(s, &per_file[0].0)),
-    ) {
-        let _ = first;
+            .position(|(s, _)| !same_columns(&data(s), &first))
+    {
         return Err(RewriteError::SchemaMismatch {
             partition: partition.to_string(),
             first: files[0].path.clone(),

@@ -18,7 +18,6 @@ pub(crate) const READ_BATCH_ROWS: usize = 32 * 1024;
 
 /// An opened input: its footer and the index of the geometry column.
 pub(crate) struct Source {
-    pub file: File,
     pub metadata: ArrowReaderMetadata,
     pub geometry_index: usize,
 }
@@ -52,7 +51,6 @@ impl Source {
                     .join(", "),
             })?;
         Ok(Source {
-            file,
             metadata,
             geometry_index,
         })
@@ -89,10 +87,11 @@ impl Source {
         row_groups: Vec<usize>,
         geometry_only: bool,
     ) -> Result<ParquetRecordBatchReader, RewriteError> {
-        let file = self
-            .file
-            .try_clone()
-            .map_err(|e| RewriteError::io("cannot reopen input file", path, e))?;
+        // A file of its own: a `try_clone` shares the file offset, and Parquet's `File` reader
+        // seeks then reads, so readers of two row groups of one file on two threads would read
+        // each other's bytes.
+        let file =
+            File::open(path).map_err(|e| RewriteError::io("cannot reopen input file", path, e))?;
         let mut builder =
             ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
                 .with_batch_size(READ_BATCH_ROWS)

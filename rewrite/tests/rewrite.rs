@@ -660,3 +660,207 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     .unwrap();
     assert_eq!(plan.partitions.len(), 1);
 }
+
+/// Rewrites an input file with row groups of `group_rows` rows and, when `stored` is given, the
+/// two row-lineage columns (with their reserved field ids) holding `stored(id)`.
+#[allow(clippy::type_complexity)]
+fn with_lineage_columns(
+    file: &InputFile,
+    group_rows: usize,
+    stored: Option<&dyn Fn(i64) -> (Option<i64>, Option<i64>)>,
+) -> InputFile {
+    let b = read(&file.path);
+    let mut fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns = b.columns().to_vec();
+    if let Some(stored) = stored {
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let (row_ids, seqs): (Vec<_>, Vec<_>) = ids.values().iter().map(|&i| stored(i)).unzip();
+        fields.extend(geoberg_rewrite::lineage_fields());
+        columns.push(Arc::new(Int64Array::from(row_ids)));
+        columns.push(Arc::new(Int64Array::from(seqs)));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(group_rows))
+        .build();
+    let mut w =
+        ArrowWriter::try_new(File::create(&file.path).unwrap(), schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let mut out = file.clone();
+    out.file_size_bytes = std::fs::metadata(&file.path).unwrap().len();
+    out
+}
+
+type Lineage = (Option<i64>, Option<i64>);
+
+/// Every row's (`_row_id`, `_last_updated_sequence_number`) as an Iceberg reader sees it: the
+/// file's column where present and non-null, else `first_row_id + position` and the file's data
+/// sequence number. Written here independently of the crate's own derivation.
+fn reader_view(files: &[InputFile]) -> std::collections::BTreeMap<i64, Lineage> {
+    let mut out = std::collections::BTreeMap::new();
+    for f in files {
+        let b = read(&f.path);
+        let schema = b.schema();
+        let by_id = |want: &str| {
+            schema.fields().iter().position(|x| {
+                x.metadata().get("PARQUET:field_id").map(String::as_str) == Some(want)
+            })
+        };
+        let col = |i: Option<usize>| {
+            i.map(|i| {
+                b.column(i)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .clone()
+            })
+        };
+        let row_id = col(by_id("2147483540"));
+        let seq = col(by_id("2147483539"));
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let lineage = f.lineage;
+        for pos in 0..b.num_rows() {
+            let stored = |c: &Option<Int64Array>| {
+                c.as_ref().filter(|c| c.is_valid(pos)).map(|c| c.value(pos))
+            };
+            let r = stored(&row_id)
+                .or_else(|| lineage.and_then(|l| l.first_row_id).map(|f| f + pos as i64));
+            let s = stored(&seq).or(lineage.map(|l| l.data_sequence_number));
+            assert!(out.insert(ids.value(pos), (r, s)).is_none());
+        }
+    }
+    out
+}
+
+#[test]
+fn row_lineage_is_kept_through_repeated_rewrites() {
+    use geoberg_rewrite::RowLineage;
+    let dir = tempfile::tempdir().unwrap();
+    let mix = Mix {
+        null_every: 97,
+        big_every: 1009,
+    };
+    let mut inputs = write_table(dir.path(), 3, 12_000, 11, mix, "a");
+    inputs.extend(write_table(dir.path(), 2, 4_000, 12, mix, "b"));
+    // Input 0 was written by an earlier rewrite: it stores ids (for even row ids) and sequence
+    // numbers (for a third of them); the others rely on inheritance. Several row groups each,
+    // so that positions must be counted across them.
+    let stored = |i: i64| {
+        (
+            (i % 2 == 0).then_some(5_000_000 + 3 * i),
+            (i % 3 == 0).then_some(2),
+        )
+    };
+    inputs[0] = with_lineage_columns(&inputs[0], 2_500, Some(&stored));
+    inputs[1] = with_lineage_columns(&inputs[1], 3_000, None);
+    for (k, f) in inputs.iter_mut().enumerate() {
+        f.lineage = Some(RowLineage {
+            // The last file has no first_row_id (from before an upgrade to v3).
+            first_row_id: (k < 4).then_some(100_000 * k as i64),
+            data_sequence_number: 10 + k as i64,
+        });
+    }
+    let options = opts(&[
+        ("rewrite-all", "true"),
+        ("target-file-size-bytes", "200000"),
+        ("max-memory-bytes", "16777216"),
+        ("threads", "2"),
+        ("row-group-rows", "4000"),
+    ]);
+    let curve = CurveSpec::wgs84(16).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &curve, &options).unwrap();
+    let out = dir.path().join("out1");
+    let first = run(&plan, &out);
+    assert!(first.added.len() > 5, "{} files", first.added.len());
+    let data_paths = |fs: &[PathBuf]| checksums(fs);
+    let in_paths: Vec<PathBuf> = inputs.iter().map(|f| f.path.clone()).collect();
+    let out_paths: Vec<PathBuf> = first.added.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(
+        data_paths(&in_paths),
+        data_paths(&out_paths),
+        "data unchanged"
+    );
+
+    let expected = reader_view(&inputs);
+    // The outputs materialize every value: as new files with an unrelated first_row_id they
+    // read the same (but for the rows whose ids were null, which stay null in the column).
+    let as_inputs = |files: &[geoberg_rewrite::OutputFile], first_row_id: i64, seq: i64| {
+        let mut next = first_row_id;
+        files
+            .iter()
+            .map(|f| {
+                let lineage = RowLineage {
+                    first_row_id: Some(next),
+                    data_sequence_number: seq,
+                };
+                next += f.record_count as i64;
+                InputFile::new(&f.path, f.file_size_bytes, f.record_count)
+                    .with_partition(f.partition.0.clone())
+                    .with_lineage(lineage)
+            })
+            .collect::<Vec<_>>()
+    };
+    let stored_view = |files: &[InputFile]| {
+        let mut no_lineage = files.to_vec();
+        for f in &mut no_lineage {
+            f.lineage = None;
+        }
+        reader_view(&no_lineage)
+    };
+    let round1 = as_inputs(&first.added, 9_000_000, 77);
+    assert_eq!(stored_view(&round1), expected);
+    for f in &first.added {
+        let b = read(&f.path);
+        let schema = b.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "id",
+                "geom",
+                "name",
+                "value",
+                "_row_id",
+                "_last_updated_sequence_number"
+            ]
+        );
+        let ids: Vec<Option<i32>> = f.columns.iter().map(|c| c.field_id).collect();
+        assert_eq!(
+            ids[4..],
+            [Some(2_147_483_540), Some(2_147_483_539)],
+            "reserved field ids in the Parquet schema"
+        );
+    }
+    // Rows of the file without a first_row_id keep a null id; every other id is unique.
+    let nulls = expected.values().filter(|(r, _)| r.is_none()).count();
+    assert_eq!(nulls, 4_000);
+    let mut seen = std::collections::HashSet::new();
+    assert!(
+        expected
+            .values()
+            .filter_map(|(r, _)| *r)
+            .all(|r| seen.insert(r))
+    );
+
+    // A second rewrite of the rewritten files (which now carry the columns) keeps every
+    // materialized value; the null ids are assigned from the new files' first_row_id, as a
+    // reader of the first rewrite's files would have read them.
+    let plan = plan_rewrite(&round1, "geom", &curve, &options).unwrap();
+    let second = run(&plan, &dir.path().join("out2"));
+    let round2 = as_inputs(&second.added, 20_000_000, 88);
+    assert_eq!(stored_view(&round2), reader_view(&round1));
+    let after = stored_view(&round2);
+    for (id, v) in &expected {
+        match v.0 {
+            Some(_) => assert_eq!(&after[id], v),
+            None => assert!(after[id].0.is_some_and(|r| r >= 9_000_000)),
+        }
+    }
+}

@@ -64,6 +64,7 @@ mod faults;
 mod file_filter;
 mod file_index;
 mod ident;
+mod lineage;
 mod location;
 mod maintenance;
 mod metrics;

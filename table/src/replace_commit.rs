@@ -14,6 +14,7 @@ use iceberg::spec::{
 use crate::append::block_on;
 use crate::bridge;
 use crate::error::{Error, Result};
+use crate::lineage::inherited_first_row_ids;
 use crate::location::{delete_quietly, file_uri, local_path, read_file, write_new_file};
 use crate::snapshot_writer::{NewSnapshot, new_snapshot_id};
 use crate::table::Table;
@@ -38,6 +39,10 @@ pub(crate) struct Replace {
     pub replaced: Vec<DataFile>,
     /// Entries added, with their partition spec id (which `DataFile` does not expose).
     pub added: Vec<(i32, DataFile)>,
+    /// v3: the `first_row_id` (after inheritance) each replaced file's rows were rewritten with,
+    /// by path; the added files hold those rows' ids in their `_row_id` column, so the replace
+    /// is only valid while the replaced files still have these ids. Empty for v1/v2.
+    pub replaced_first_row_ids: HashMap<String, Option<i64>>,
     /// Extra snapshot summary properties (the index definition).
     pub summary: HashMap<String, String>,
     /// Table properties set in the same commit.
@@ -158,12 +163,27 @@ fn validate(current: &Table, replace: &Replace) -> Result<()> {
     for m in current.manifests()? {
         let entries = read_manifest(&m)?;
         match m.content {
-            ManifestContentType::Data => live.extend(
-                entries
-                    .iter()
-                    .filter(|e| e.is_alive())
-                    .map(|e| e.file_path().to_string()),
-            ),
+            ManifestContentType::Data => {
+                let first_row_ids = inherited_first_row_ids(&m, &entries);
+                for (e, now) in entries.iter().zip(first_row_ids) {
+                    if !e.is_alive() {
+                        continue;
+                    }
+                    let path = e.file_path();
+                    // Row ids are fixed once assigned; they can only appear (a concurrent
+                    // commit on a table upgraded to v3 assigns ids to files that had none).
+                    if let Some(&then) = replace.replaced_first_row_ids.get(path)
+                        && then != now
+                    {
+                        return Err(conflict(format!(
+                            "the row ids of replaced file {path} changed since the rewrite read \
+                             it (first_row_id {then:?} -> {now:?}, a concurrent commit assigned \
+                             them); rerun the rewrite so that its rows keep their ids"
+                        )));
+                    }
+                    live.insert(path.to_string());
+                }
+            }
             ManifestContentType::Deletes => {
                 for e in entries
                     .iter()
@@ -320,15 +340,14 @@ fn stage(
             continue;
         }
         found += hits;
-        let mut next_row_id = m.first_row_id;
+        let first_row_ids = inherited_first_row_ids(&m, &entries);
         let mut rewritten = write_manifest(m.partition_spec_id, &mut |w| {
-            for e in &entries {
+            for (e, first_row_id) in entries.iter().zip(&first_row_ids) {
                 let data_seq = e.sequence_number().unwrap_or(m.sequence_number);
                 let file_seq = e.file_sequence_number.unwrap_or(m.sequence_number);
                 let mut file = e.data_file().clone();
-                if let (None, Some(next)) = (file.first_row_id(), next_row_id.as_mut()) {
-                    file = with_first_row_id(&file, *next as i64, m.partition_spec_id)?;
-                    *next += file.record_count();
+                if let (None, Some(id)) = (file.first_row_id(), first_row_id) {
+                    file = with_first_row_id(&file, *id, m.partition_spec_id)?;
                 }
                 match e.status() {
                     // Old tombstones are dropped, as Java does when it rewrites a manifest.

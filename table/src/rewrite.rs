@@ -1,5 +1,12 @@
 //! `CREATE SPATIAL INDEX` / `rewrite_data_files`: the builder, the preflight, execution by
 //! `geoberg-rewrite` and the REPLACE commit(s).
+//!
+//! On a v3 table the rows keep their row lineage, as the spec requires of rows moved to new
+//! files: each input's `first_row_id` and data sequence number (after inheritance) go to the
+//! rewrite, which writes every row's `_row_id` and `_last_updated_sequence_number` into the
+//! reserved columns of the new files. The new files are still ADDED entries, so their manifest
+//! takes an id range of their row count (`next-row-id` and the snapshot's `added-rows` grow by
+//! it, as with Java's rewrite), which no row uses.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -19,6 +26,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{Error, Result};
 use crate::file_filter::{file_geometry_bbox, select_files};
+use crate::lineage::live_file_lineage;
 use crate::location::{file_uri, local_path};
 use crate::metrics::{MetricsConfig, MetricsMode, footer_bounds};
 use crate::replace_commit::{CommitFailure, Replace, commit_replace};
@@ -364,6 +372,9 @@ impl<'a> Rewrite<'a> {
         let mut entries = HashMap::new();
         let mut partitions = HashMap::new();
         let spec_id = table.metadata().default_partition_spec_id();
+        // v3: each input's first_row_id and data sequence number, so that its rows keep their
+        // `_row_id` and `_last_updated_sequence_number` in the new files.
+        let lineage = live_file_lineage(table)?;
         for (file, _) in files.iter().zip(&selected).filter(|(_, s)| **s) {
             let path = local_path(file.file_path())?;
             // Entries do not expose their spec id; a table without partition evolution has one.
@@ -376,6 +387,7 @@ impl<'a> Rewrite<'a> {
                 record_count: file.record_count(),
                 partition: key,
                 bbox: bbox.map(Extent::from),
+                lineage: lineage.get(file.file_path()).copied(),
             });
             entries.insert(path, file.clone());
         }
@@ -539,6 +551,7 @@ impl<'a> Rewrite<'a> {
             }
         }
         let mut replaced = Vec::with_capacity(outcome.rewritten.len());
+        let mut replaced_first_row_ids = HashMap::new();
         for input in &outcome.rewritten {
             let Some(entry) = planned.entries.get(&input.path) else {
                 cleanup(current);
@@ -549,6 +562,9 @@ impl<'a> Rewrite<'a> {
                     )),
                 )));
             };
+            if let Some(l) = input.lineage {
+                replaced_first_row_ids.insert(entry.file_path().to_string(), l.first_row_id);
+            }
             replaced.push(entry.clone());
         }
         let index = &planned.index;
@@ -558,6 +574,7 @@ impl<'a> Rewrite<'a> {
             use_starting_sequence_number: plan.options.use_starting_sequence_number,
             replaced,
             added,
+            replaced_first_row_ids,
             summary: HashMap::from([(
                 SPATIAL_INDEX_SUMMARY_KEY.to_string(),
                 index.summary_value(),

@@ -1,18 +1,26 @@
 //! Scan: spatial window → file pruning on the manifest bounds (`pruning`'s file index) →
 //! row-group pruning on Parquet geo statistics → Arrow batches, optionally refined row by row.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
+use arrow_schema::Schema;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, bbox_columns};
 use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
-use iceberg::spec::{DataFile, Manifest, ManifestStatus};
+use geoberg_rewrite::{
+    LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
+    ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
+};
+use iceberg::spec::{DataFile, FormatVersion, Manifest, ManifestStatus};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::bridge;
 use crate::error::{Error, Result};
+use crate::lineage::live_file_lineage;
 use crate::location::{local_path, read_file};
 use crate::table::Table;
 
@@ -79,6 +87,7 @@ pub struct Scan<'a> {
     filter: Option<(String, BBox)>,
     exact: bool,
     columns: Option<Vec<String>>,
+    row_lineage: bool,
 }
 
 /// The files a scan opens, with the explain counters so far.
@@ -100,6 +109,7 @@ impl Table {
             filter: None,
             exact: false,
             columns: None,
+            row_lineage: false,
         }
     }
 
@@ -138,9 +148,21 @@ impl<'a> Scan<'a> {
         self
     }
 
-    /// Reads only these columns.
+    /// Reads only these columns. On a v3 table, `_row_id` and `_last_updated_sequence_number`
+    /// name the rows' lineage (see [`Scan::with_row_lineage`]).
     pub fn select(mut self, columns: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.columns = Some(columns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds each row's Iceberg v3 row lineage as two trailing long columns, `_row_id` and
+    /// `_last_updated_sequence_number`: the value stored in the data file where present and
+    /// non-null (files written by a rewrite store both), else derived as the spec says (the
+    /// file's `first_row_id` plus the row's position in the file, the file's data sequence
+    /// number). Without it the stored lineage columns are never returned. v1 and v2 tables
+    /// have no row lineage: the scan fails.
+    pub fn with_row_lineage(mut self, on: bool) -> Self {
+        self.row_lineage = on;
         self
     }
 
@@ -209,9 +231,17 @@ impl<'a> Scan<'a> {
                     .into(),
             );
         }
+        let lineage = self.lineage()?;
         let mut out = Vec::new();
         for file in &files {
-            self.read_file(file, column_type.as_ref(), &mut out, &mut explain)?;
+            let file_lineage = lineage.as_ref().map(|l| l.get(&file.path).copied());
+            self.read_file(
+                file,
+                column_type.as_ref(),
+                file_lineage,
+                &mut out,
+                &mut explain,
+            )?;
         }
         explain.rows_returned = out.iter().map(RecordBatch::num_rows).sum();
         Ok((out, explain))
@@ -222,10 +252,31 @@ impl<'a> Scan<'a> {
         Ok(self.execute()?.1)
     }
 
+    /// The lineage of the live files when the scan returns it (asked for, or a lineage column
+    /// selected on a v3 table).
+    fn lineage(&self) -> Result<Option<HashMap<String, RowLineage>>> {
+        let v3 = self.table.metadata().format_version() >= FormatVersion::V3;
+        let named = self.columns.iter().flatten().any(|c| is_lineage_name(c));
+        if self.row_lineage && !v3 {
+            return Err(Error::Schema(format!(
+                "table {} is format version {}: row lineage (_row_id) needs version 3",
+                self.table.ident(),
+                self.table.metadata().format_version()
+            )));
+        }
+        if !(self.row_lineage || (v3 && named)) {
+            return Ok(None);
+        }
+        Ok(Some(live_file_lineage(self.table)?))
+    }
+
+    /// Reads one file. `lineage` is `Some` when the rows' lineage is returned (with the file's
+    /// own, `None` if the manifests gave it none).
     fn read_file(
         &self,
         file: &FileBounds,
         column_type: Option<&ColumnType>,
+        lineage: Option<Option<RowLineage>>,
         out: &mut Vec<RecordBatch>,
         explain: &mut ScanExplain,
     ) -> Result<()> {
@@ -276,36 +327,68 @@ impl<'a> Scan<'a> {
         if keep_groups.is_empty() {
             return Ok(());
         }
-        let mut selected: Option<Vec<usize>> = match &self.columns {
-            None => None,
-            Some(cols) => Some(
-                cols.iter()
-                    .map(|c| {
-                        arrow_schema.index_of(c).map_err(|_| {
-                            Error::Schema(format!(
-                                "no column {c:?} in table {}",
-                                self.table.ident()
-                            ))
-                        })
-                    })
-                    .collect::<Result<_>>()?,
-            ),
+        // The stored lineage columns (of files written by a rewrite) are metadata: returned
+        // only as the derived lineage, never as data columns.
+        let stored_id = |id: i32| {
+            arrow_schema
+                .fields()
+                .iter()
+                .position(|f| arrow_field_id(f) == Some(id))
+        };
+        let stored = [
+            stored_id(ROW_ID_FIELD_ID),
+            stored_id(LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID),
+        ];
+        let is_stored = |i: usize| stored.contains(&Some(i));
+        let mut roots: Vec<usize> = match &self.columns {
+            None => (0..arrow_schema.fields().len())
+                .filter(|&i| !is_stored(i))
+                .collect(),
+            Some(cols) => cols
+                .iter()
+                .filter(|c| !(lineage.is_some() && is_lineage_name(c)))
+                .map(|c| match arrow_schema.index_of(c) {
+                    Ok(i) if !is_stored(i) => Ok(i),
+                    _ => Err(Error::Schema(format!(
+                        "no column {c:?} in table {}",
+                        self.table.ident()
+                    ))),
+                })
+                .collect::<Result<_>>()?,
         };
         // The filter column is read for refinement; the final projection drops it if unselected.
-        if let (Some(sel), Some((idx, _))) = (&mut selected, filter_col)
-            && !sel.contains(&idx)
-        {
-            sel.push(idx);
+        if let Some((idx, _)) = filter_col {
+            roots.push(idx);
         }
-        let mut builder = builder.with_row_groups(keep_groups);
-        if let Some(sel) = &selected {
-            let mut roots = sel.clone();
-            roots.sort_unstable();
-            builder = builder.with_projection(ProjectionMask::roots(parquet_schema, roots));
+        if lineage.is_some() {
+            roots.extend(stored.iter().flatten());
         }
+        roots.sort_unstable();
+        roots.dedup();
+        // File positions of the rows the reader returns: the kept row groups, in order.
+        let mut runs = Vec::with_capacity(keep_groups.len());
+        let mut start = 0u64;
+        let mut group_starts = Vec::with_capacity(row_groups.len());
+        for rg in row_groups {
+            group_starts.push(start);
+            start += rg.num_rows().max(0) as u64;
+        }
+        for &g in &keep_groups {
+            runs.push((group_starts[g], row_groups[g].num_rows().max(0) as u64));
+        }
+        let builder = builder
+            .with_row_groups(keep_groups)
+            .with_projection(ProjectionMask::roots(parquet_schema, roots));
         let reader = builder.build()?;
+        let mut read = 0u64;
         for batch in reader {
             let batch = batch?;
+            let first = read;
+            read += batch.num_rows() as u64;
+            let batch = match lineage {
+                Some(l) => add_lineage(&batch, l, &runs, first, &file.path)?,
+                None => batch,
+            };
             let batch = match (&self.filter, filter_col) {
                 (Some((column, window)), Some(_)) => {
                     let col = batch.column(batch.schema().index_of(column)?).clone();
@@ -347,6 +430,93 @@ impl<'a> Scan<'a> {
         }
         Ok(BooleanArray::from(keep))
     }
+}
+
+fn is_lineage_name(column: &str) -> bool {
+    column == ROW_ID_COLUMN || column == LAST_UPDATED_SEQUENCE_NUMBER_COLUMN
+}
+
+/// `batch` (rows `first..` of the reader over `runs`, the kept row groups as (file position,
+/// rows)) with its stored lineage columns replaced by the rows' lineage: the stored value where
+/// non-null, else derived from the file's `lineage` and the row's position in the file.
+fn add_lineage(
+    batch: &RecordBatch,
+    lineage: Option<RowLineage>,
+    runs: &[(u64, u64)],
+    first: u64,
+    path: &str,
+) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let stored = |id: i32| -> Result<Option<Int64Array>> {
+        let Some(i) = schema
+            .fields()
+            .iter()
+            .position(|f| arrow_field_id(f) == Some(id))
+        else {
+            return Ok(None);
+        };
+        batch
+            .column(i)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    path,
+                    format!(
+                        "row-lineage column {:?} is {}, not long",
+                        schema.field(i).name(),
+                        batch.column(i).data_type()
+                    ),
+                )
+            })
+    };
+    let (row_id, seq) = (
+        stored(ROW_ID_FIELD_ID)?,
+        stored(LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID)?,
+    );
+    let n = batch.num_rows();
+    let (mut ids, mut seqs) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    // Split the batch where it crosses from one kept row group to the next.
+    let (mut offset, mut run_start) = (0usize, 0u64);
+    for &(pos, rows) in runs {
+        let run_end = run_start + rows;
+        let from = (first + offset as u64).max(run_start);
+        if offset < n && from < run_end {
+            let len = ((run_end - from) as usize).min(n - offset);
+            let (a, b) = derive_lineage(
+                row_id.as_ref().map(|c| c.slice(offset, len)).as_ref(),
+                seq.as_ref().map(|c| c.slice(offset, len)).as_ref(),
+                lineage,
+                pos + (from - run_start),
+                len,
+            );
+            ids.extend(a.iter());
+            seqs.extend(b.iter());
+            offset += len;
+        }
+        run_start = run_end;
+    }
+    if offset != n {
+        return Err(Error::corrupt(
+            path,
+            "the reader returned more rows than the row groups hold",
+        ));
+    }
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for (f, c) in schema.fields().iter().zip(batch.columns()) {
+        if !is_lineage_field(f) {
+            fields.push(f.as_ref().clone());
+            columns.push(c.clone());
+        }
+    }
+    fields.extend(lineage_fields());
+    columns.push(Arc::new(Int64Array::from(ids)));
+    columns.push(Arc::new(Int64Array::from(seqs)));
+    let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    Ok(RecordBatch::try_new(schema, columns)?)
 }
 
 /// "files read: 3 overlap the window, 1 has no bounds", and the same for skipped files.

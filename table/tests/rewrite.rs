@@ -97,7 +97,9 @@ fn rewrite_preserves_every_row_and_clusters_the_files() {
         prop,
         "{\"bounds\":[-180.0,-90.0,180.0,90.0],\"precision\":16}"
     );
-    // v3 row lineage: the added rows get fresh ids.
+    // v3 row lineage: the new files' manifest takes an id range of their row count (spec:
+    // First Row ID Assignment), unused since every row stores its own `_row_id`
+    // (tests/lineage.rs checks the rows keep theirs).
     assert_eq!(table.metadata().next_row_id(), next_row_id + 16_000);
     assert_eq!(snapshot.first_row_id(), Some(next_row_id));
 
