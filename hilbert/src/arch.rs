@@ -3,8 +3,8 @@
 //! The AVX2 and BMI2 kernels are chosen at run time: each is reached through a zero-sized token
 //! ([`Avx2`], [`Bmi2`]) that can only be made by runtime feature detection, so holding one proves
 //! the CPU supports the instructions; the safe methods on the token are the only callers of the
-//! `#[target_feature]` functions. The two SSE2 helpers of the scalar `encode`
-//! ([`cells32_checked`], [`tile_versions`]) need no token: SSE2 is part of x86-64, and they are
+//! `#[target_feature]` functions. The SSE2 helpers of the scalar `encode` ([`cells32_checked`],
+//! [`hilbert_checked`], [`encode32_shr`]) need no token: SSE2 is part of x86-64, and they are
 //! compiled only where the target has it, so they inline into any caller's loop.
 //!
 //! The AVX2 Hilbert encoder is the branch-free parallel-prefix algorithm of rawrunprotected's
@@ -172,21 +172,103 @@ pub(crate) fn cells32_checked(grid: &crate::grid::Grid, x: f64, y: f64) -> Optio
     }
 }
 
-/// `lut::tile_versions` with SSE2: two byte unpacks give the 16-bit tile indices `x8 << 8 | y8`
-/// and their swaps, one XOR the flipped copies.
+/// The Hilbert key of `(x, y)` at the grid's precision if both lie in the grid's bounds (NaN
+/// does not), else `None`. Same verdict and key as [`cells32_checked`] followed by
+/// `lut::encode32` and the shift to the precision, but the cells never leave the SSE2
+/// registers: the bounds check is one clamp and one compare, the floor is the `2^52` trick of
+/// `grid::cell32` on both lanes, and the key is assembled by inserting the table words straight
+/// from memory ([`hilbert_key`]).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-pub(crate) fn tile_versions(x: u32, y: u32) -> [u16; 16] {
+pub(crate) fn hilbert_checked(grid: &crate::grid::Grid, x: f64, y: f64) -> Option<u64> {
+    let b = &grid.bounds;
+    // SAFETY: only SSE2 register arithmetic, no memory access; the cfg guarantees SSE2.
+    let tiles = unsafe {
+        let v = _mm_set_pd(y, x);
+        let lo = _mm_set_pd(b.min_y, b.min_x);
+        let hi = _mm_set_pd(b.max_y, b.max_x);
+        // Clamped into the bounds, a coordinate stays equal to itself only if it was inside.
+        // `maxpd` returns its second operand when either is NaN, so NaN becomes `min`, which
+        // differs from it (and -0.0 against a 0.0 bound compares equal, as in `Grid::check`).
+        let clamped = _mm_min_pd(_mm_max_pd(v, lo), hi);
+        if _mm_movemask_pd(_mm_cmpneq_pd(clamped, v)) != 0 {
+            return None;
+        }
+        // In bounds, `v - min >= 0`, so only `max` itself (whose product can round to 2^32)
+        // needs the clamp.
+        let t = _mm_mul_pd(_mm_sub_pd(v, lo), _mm_set_pd(grid.scale_y, grid.scale_x));
+        let t = _mm_min_pd(t, _mm_set1_pd(crate::grid::TOP));
+        // `floor(t)` as `grid::cell32`: adding 2^52 leaves round(t) in the low bits of each
+        // lane; the compare is all ones (-1) where that rounded up.
+        let magic = _mm_set1_pd(crate::grid::MAGIC);
+        let rounded = _mm_add_pd(t, magic);
+        let up = _mm_cmplt_pd(t, _mm_sub_pd(rounded, magic));
+        let cells = _mm_add_epi64(_mm_castpd_si128(rounded), _mm_castpd_si128(up));
+        // x in dword 0, y in dword 2: gather `y, x` and `x, y` for the byte unpack.
+        let yx = _mm_shuffle_epi32::<0b11_10_00_10>(cells);
+        let xy = _mm_shuffle_epi32::<0b11_10_10_00>(cells);
+        _mm_unpacklo_epi8(yx, xy)
+    };
+    // The top two tiles hold every key bit at 16 bits per axis or fewer: a branch on a value
+    // that is fixed for the curve, so the loop around it predicts it (or is unswitched).
+    let key = if grid.precision <= 16 {
+        hilbert_key::<true>(tiles)
+    } else {
+        hilbert_key::<false>(tiles)
+    };
+    // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2).
+    Some(unsafe {
+        let count = _mm_cvtsi32_si128((2 * grid.coarsen()) as i32);
+        _mm_cvtsi128_si64(_mm_srl_epi64(key, count)) as u64
+    })
+}
+
+/// `lut::encode32(x, y) >> shift` with SSE2 (`shift` < 64), the shift done before the key
+/// leaves the vector register.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn encode32_shr(x: u32, y: u32, shift: u32) -> u64 {
+    // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2).
+    unsafe {
+        let (xv, yv) = (_mm_cvtsi32_si128(x as i32), _mm_cvtsi32_si128(y as i32));
+        let tiles = _mm_unpacklo_epi8(_mm_unpacklo_epi32(yv, xv), _mm_unpacklo_epi32(xv, yv));
+        let key = hilbert_key::<false>(tiles);
+        _mm_cvtsi128_si64(_mm_srl_epi64(key, _mm_cvtsi32_si128(shift as i32))) as u64
+    }
+}
+
+/// The 32-level Hilbert key of the cells whose bytes `tiles` holds interleaved (`y0, x0, y1,
+/// x1, …` for the tile indices `x8 << 8 | y8` in the low four 16-bit lanes, then `x0, y0, …`
+/// for their swaps), in the low 64 bits of the result; with `TOP_HALF`, only its top 32 bits
+/// are computed (the rest is garbage), enough for 16 bits per axis or fewer. One XOR gives the
+/// flipped copies (`lut::tile_versions`); `lut::digit_tiles` walks the states; each tile's 16
+/// key bits are then inserted (`pinsrw`) straight from the `digits` table into their lane.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn hilbert_key<const TOP_HALF: bool>(tiles: __m128i) -> __m128i {
+    let digits = &crate::lut::TILES.digits;
     // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2), then a transmute between
     // `[__m128i; 2]` and `[u16; 16]`: both are 32 bytes of plain integers, and every bit pattern
     // is a valid `[u16; 16]`.
+    let versions = unsafe {
+        let flipped = _mm_xor_si128(tiles, _mm_set1_epi32(-1));
+        std::mem::transmute::<[__m128i; 2], [u16; 16]>([tiles, flipped])
+    };
+    if TOP_HALF {
+        let [t2, t3] = crate::lut::digit_tiles_top(&versions).map(|t| digits[usize::from(t)]);
+        // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2).
+        return unsafe {
+            let key = _mm_insert_epi16::<3>(tiles, i32::from(t3));
+            _mm_insert_epi16::<2>(key, i32::from(t2))
+        };
+    }
+    let [t0, t1, t2, t3] = crate::lut::digit_tiles(&versions).map(|t| digits[usize::from(t)]);
+    // SAFETY: SSE2 register arithmetic (the cfg guarantees SSE2).
     unsafe {
-        let (xv, yv) = (_mm_cvtsi32_si128(x as i32), _mm_cvtsi32_si128(y as i32));
-        let identity = _mm_unpacklo_epi8(yv, xv);
-        let swapped = _mm_unpacklo_epi8(xv, yv);
-        let low = _mm_unpacklo_epi64(identity, swapped);
-        let flipped = _mm_xor_si128(low, _mm_set1_epi32(-1));
-        std::mem::transmute::<[__m128i; 2], [u16; 16]>([low, flipped])
+        let key = _mm_insert_epi16::<3>(tiles, i32::from(t3));
+        let key = _mm_insert_epi16::<2>(key, i32::from(t2));
+        let key = _mm_insert_epi16::<1>(key, i32::from(t1));
+        _mm_insert_epi16::<0>(key, i32::from(t0))
     }
 }
 
@@ -515,7 +597,7 @@ fn hilbert_points_avx2<const CHECK: bool>(
             tail_ok &= (x >= b.min_x) & (x <= b.max_x) & (y >= b.min_y) & (y <= b.max_y);
         }
         let (cx, cy) = grid.cells32(x, y);
-        *o = crate::lut::encode32(cx, cy) >> shift;
+        *o = crate::lut::encode32_shr(cx, cy, shift);
     }
     !CHECK || (_mm256_movemask_pd(ok) == 0xf && tail_ok)
 }

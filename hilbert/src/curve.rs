@@ -79,9 +79,12 @@ macro_rules! curve_methods {
         /// bounds.
         #[inline(always)]
         pub fn encode(&self, x: f64, y: f64) -> Result<u64, $crate::Error> {
-            match self.grid.cells32_checked(x, y) {
-                Some((cx, cy)) => Ok(self.key32(cx, cy) >> (2 * self.grid.coarsen())),
-                None => Err(self.grid.out_of_bounds(x, y, None)),
+            match self.key_checked(x, y) {
+                Some(key) => Ok(key),
+                None => {
+                    let (axis, value) = self.grid.bad_value(x, y);
+                    Err(self.grid.error(axis, value, None))
+                }
             }
         }
 

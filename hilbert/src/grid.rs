@@ -59,7 +59,7 @@ impl Grid {
         self.check_slow(x, y, index)
     }
 
-    /// The 32-bit cells of an in-bounds point, or `None` (then [`Grid::out_of_bounds`] names
+    /// The 32-bit cells of an in-bounds point, or `None` (then [`Grid::bad_value`] names
     /// the bad value). Same cells and the same verdict as [`Grid::check`] followed by
     /// [`Grid::cells32_in_bounds`], in fewer instructions on x86-64.
     #[inline(always)]
@@ -92,13 +92,18 @@ impl Grid {
         }
     }
 
-    /// The error for a point that failed the bounds check.
+    /// The axis and value that failed the bounds check (x first), for [`Grid::error`]. The
+    /// caller builds the error itself, so the compiler sees which variant it is: a `Result` of
+    /// a key and an [`Error`] then needs no check of what came back, and the key can be stored
+    /// straight from the register it was computed in.
     #[cold]
     #[inline(never)]
-    pub(crate) fn out_of_bounds(&self, x: f64, y: f64, index: Option<usize>) -> Error {
-        match self.check_slow(x, y, index) {
-            Err(e) => e,
-            Ok(()) => unreachable!("out_of_bounds called on an in-bounds point"),
+    pub(crate) fn bad_value(&self, x: f64, y: f64) -> (Axis, f64) {
+        let b = &self.bounds;
+        if !(x >= b.min_x && x <= b.max_x) {
+            (Axis::X, x)
+        } else {
+            (Axis::Y, y)
         }
     }
 
@@ -114,6 +119,7 @@ impl Grid {
         Ok(())
     }
 
+    #[inline(always)]
     pub(crate) fn error(&self, axis: Axis, value: f64, index: Option<usize>) -> Error {
         Error::OutOfBounds {
             axis,
@@ -273,7 +279,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn checked_cells_equal_check_then_cells_on_both_paths() {
+    fn checked_cells_and_keys_equal_check_then_cells_on_both_paths() {
         let grids = [
             Grid::new(32, Bounds::WGS84).unwrap(),
             Grid::new(7, Bounds::new(-3.5, 10.0, 1e9, 10.25).unwrap()).unwrap(),
@@ -307,10 +313,18 @@ mod tests {
                     let expected = grid.check(x, y, None).ok().map(|()| grid.cells32(x, y));
                     assert_eq!(grid.cells32_checked(x, y), expected, "({x}, {y})");
                     assert_eq!(grid.cells32_checked_portable(x, y), expected, "({x}, {y})");
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    {
+                        let versions = |(cx, cy)| crate::lut::tile_versions(cx, cy);
+                        let key = expected.map(|cells| {
+                            crate::lut::encode32_versions(&versions(cells)) >> (2 * grid.coarsen())
+                        });
+                        assert_eq!(crate::arch::hilbert_checked(&grid, x, y), key, "({x}, {y})");
+                    }
                     if expected.is_none() {
                         // Debug text, since NaN values never compare equal.
-                        let error =
-                            format!("{:?}", Err::<(), _>(grid.out_of_bounds(x, y, Some(3))));
+                        let (axis, value) = grid.bad_value(x, y);
+                        let error = format!("{:?}", Err::<(), _>(grid.error(axis, value, Some(3))));
                         assert_eq!(error, format!("{:?}", grid.check(x, y, Some(3))));
                     }
                 }

@@ -51,6 +51,20 @@ impl HilbertCurve {
         lut::encode32(cx, cy)
     }
 
+    /// The key at this precision if `(x, y)` lies in the bounds.
+    #[inline(always)]
+    fn key_checked(&self, x: f64, y: f64) -> Option<u64> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            crate::arch::hilbert_checked(&self.grid, x, y)
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        {
+            let (cx, cy) = self.grid.cells32_checked(x, y)?;
+            Some(lut::encode32_shr(cx, cy, 2 * self.grid.coarsen()))
+        }
+    }
+
     #[inline]
     fn cells32(&self, key: u64) -> (u32, u32) {
         lut::decode32(key)
@@ -70,7 +84,7 @@ impl CellEncoder for HilbertCurve {
     fn encode_cells(&self, cx: &[u32], cy: &[u32], out: &mut [u64]) {
         let shift = 2 * self.grid.coarsen();
         for ((o, &x), &y) in out.iter_mut().zip(cx).zip(cy) {
-            *o = lut::encode32(x, y) >> shift;
+            *o = lut::encode32_shr(x, y, shift);
         }
     }
 

@@ -6,17 +6,19 @@
 //! states is XOR.
 //!
 //! **Encoding** walks the 32 levels as four tiles of 8 bits per axis. Two tables of `2^16`
-//! entries, indexed by a tile `x8 << 8 | y8`, hold everything (192 KB of read-only data):
+//! entries, indexed by a tile `x8 << 8 | y8`, and one of 1024 bytes hold everything (193 KB of
+//! read-only data):
 //!
 //! * `next[tile]` packs, for each of the four incoming states, the state after the tile. Each
 //!   tile's entry is loaded independently of the others, so the state chain between tiles is
-//!   only a shift and a mask a step (three steps: the last tile's outgoing state is not needed).
+//!   one load a step from the small [`STEP`] table, `STEP[next << 2 | state]` (three steps: the
+//!   last tile's outgoing state is not needed).
 //! * `digits[tile]` is the 16 key bits of the tile walked from the identity state. A walk from
 //!   state `s` on a tile equals the identity walk on the tile transformed by `s` (swap the bytes,
 //!   flip all bits), so once the states are known the four digit loads are independent too.
 //!
-//! The four transformed copies of the four tile indices are 16 `u16`s, built with two byte
-//! unpacks and one XOR (SSE2 on x86-64, see `arch::tile_versions`; [`tile_versions`] elsewhere).
+//! The four transformed copies of the four tile indices are 16 `u16`s, built with one byte
+//! unpack and one XOR (SSE2 on x86-64, see `arch::hilbert_key`; [`tile_versions`] elsewhere).
 //!
 //! **Decoding** keeps the earlier layout: a table indexed by 14 key bits whose 64-bit entries
 //! hold, for each incoming state, a 16-bit lane with the 7 + 7 cell bits and the outgoing state
@@ -99,6 +101,36 @@ pub(crate) struct Tiles {
 
 pub(crate) static TILES: Tiles = build_tiles();
 
+/// A state as a table value: loading an enum tells the compiler its value is below 4, so the
+/// state indexes the 16 tile versions with no mask and no bounds check.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum State {
+    Identity = 0,
+    Swap = 1,
+    Flip = 2,
+    SwapFlip = 3,
+}
+
+/// `STEP[next << 2 | s]` is `(next >> (2 * s)) & 3`: the lane of a packed `next` entry for state
+/// `s`, as one load instead of a variable shift (which would need `cl` on x86-64 without BMI2).
+static STEP: [State; 1024] = build_step();
+
+const fn build_step() -> [State; 1024] {
+    let mut step = [State::Identity; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        step[i] = match (i >> 2) >> (2 * (i & 3)) & 3 {
+            0 => State::Identity,
+            1 => State::Swap,
+            2 => State::Flip,
+            _ => State::SwapFlip,
+        };
+        i += 1;
+    }
+    step
+}
+
 /// A tile index transformed by state `s`: bit 0 swaps x and y (the two bytes), bit 1 flips both.
 const fn transform(tile: usize, s: usize) -> usize {
     let mut t = tile;
@@ -142,21 +174,30 @@ const fn build_tiles() -> Tiles {
 /// Hilbert key of 32-bit cells on the full `2^32 × 2^32` grid.
 #[inline(always)]
 pub(crate) fn encode32(x: u32, y: u32) -> u64 {
+    encode32_shr(x, y, 0)
+}
+
+/// [`encode32`] shifted right by `shift` (< 64) bits, to a coarser precision.
+#[inline(always)]
+pub(crate) fn encode32_shr(x: u32, y: u32, shift: u32) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    let versions = crate::arch::tile_versions(x, y);
+    {
+        crate::arch::encode32_shr(x, y, shift)
+    }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    let versions = tile_versions(x, y);
-    encode32_versions(&versions)
+    {
+        encode32_versions(&tile_versions(x, y)) >> shift
+    }
 }
 
 /// The tile indices of `(x, y)` under each state: entry `s * 4 + k` is tile `k` (counted from
-/// the least significant byte) transformed by state `s`. Portable twin of
-/// `arch::tile_versions`.
+/// the least significant byte) transformed by state `s`. Portable twin of the SSE2 unpack in
+/// `arch::hilbert_key`.
 #[cfg_attr(
     all(target_arch = "x86_64", target_feature = "sse2"),
     allow(
         dead_code,
-        reason = "x86-64 uses arch::tile_versions; tests cover this one"
+        reason = "x86-64 builds the versions with SSE2; tests cover this one"
     )
 )]
 #[inline(always)]
@@ -173,17 +214,58 @@ pub(crate) fn tile_versions(x: u32, y: u32) -> [u16; 16] {
     versions
 }
 
-/// [`encode32`] from the [`tile_versions`]: three `next` loads that do not depend on one
-/// another, a three-step state chain, then four independent `digits` loads.
+/// The state after a tile whose packed `next` entry is `next`, entered in state `s` (< 4).
+#[inline(always)]
+fn step(next: u8, s: usize) -> usize {
+    // With `s < 4`, `next << 2 | s` is below 1024, so the index needs no bounds check.
+    STEP[usize::from(next) << 2 | s] as usize
+}
+
+/// The `digits` index of each tile, least significant tile first, from the [`tile_versions`]:
+/// three `next` loads that do not depend on one another, then a three-step state chain of
+/// [`STEP`] loads.
+#[inline(always)]
+pub(crate) fn digit_tiles(versions: &[u16; 16]) -> [u16; 4] {
+    let next = &TILES.next;
+    let top = versions[3];
+    let s2 = usize::from(next[usize::from(top)]) & 3;
+    let s1 = step(next[usize::from(versions[2])], s2);
+    let s0 = step(next[usize::from(versions[1])], s1);
+    [
+        versions[s0 << 2],
+        versions[s1 << 2 | 1],
+        versions[s2 << 2 | 2],
+        top,
+    ]
+}
+
+/// The `digits` index of the top two tiles (tile 2, then the top one): [`digit_tiles`] for 16
+/// bits per axis or fewer, where the lower two tiles are shifted out of the key.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code, reason = "only the SSE2 encoder takes the shortcut")
+)]
+#[inline(always)]
+pub(crate) fn digit_tiles_top(versions: &[u16; 16]) -> [u16; 2] {
+    let top = versions[3];
+    let s2 = usize::from(TILES.next[usize::from(top)]) & 3;
+    [versions[s2 << 2 | 2], top]
+}
+
+/// [`encode32`] from the [`tile_versions`]: the [`digit_tiles`], then four independent
+/// `digits` loads.
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    allow(
+        dead_code,
+        reason = "x86-64 assembles the key with SSE2; tests cover this one"
+    )
+)]
 #[inline(always)]
 pub(crate) fn encode32_versions(versions: &[u16; 16]) -> u64 {
-    let (next, digits) = (&TILES.next, &TILES.digits);
-    let top = usize::from(versions[3]);
-    let s2 = usize::from(next[top] & 3);
-    let s1 = usize::from((next[usize::from(versions[2])] >> (2 * s2)) & 3);
-    let s0 = usize::from((next[usize::from(versions[1])] >> (2 * s1)) & 3);
-    let digit = |s: usize, k: usize| u64::from(digits[usize::from(versions[(s << 2 | k) & 15])]);
-    u64::from(digits[top]) << 48 | digit(s2, 2) << 32 | digit(s1, 1) << 16 | digit(s0, 0)
+    let digits = &TILES.digits;
+    let [t0, t1, t2, t3] = digit_tiles(versions).map(|t| u64::from(digits[usize::from(t)]));
+    t3 << 48 | t2 << 32 | t1 << 16 | t0
 }
 
 /// Inverse of [`encode32`].
@@ -229,6 +311,15 @@ mod tests {
     }
 
     #[test]
+    fn step_table_selects_the_lane() {
+        for next in 0..=255u8 {
+            for s in 0..4 {
+                assert_eq!(step(next, s), usize::from(next >> (2 * s)) & 3);
+            }
+        }
+    }
+
+    #[test]
     fn tile_tables_follow_the_walk() {
         for tile in [0usize, 1, 0x80, 0xff, 0x1234, 0xff00, 0xfedc, 0xffff] {
             for s in 0..4usize {
@@ -256,18 +347,6 @@ mod tests {
             let key = encode32(x, y);
             assert_eq!(key, reference(x, y), "({x}, {y})");
             assert_eq!(decode32(key), (x, y));
-        }
-    }
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    #[test]
-    fn sse2_tile_versions_equal_portable() {
-        for (x, y) in cells() {
-            assert_eq!(
-                crate::arch::tile_versions(x, y),
-                tile_versions(x, y),
-                "({x}, {y})"
-            );
         }
     }
 }

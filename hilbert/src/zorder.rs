@@ -51,6 +51,13 @@ impl ZOrderCurve {
         }
     }
 
+    /// The key at this precision if `(x, y)` lies in the bounds.
+    #[inline(always)]
+    fn key_checked(&self, x: f64, y: f64) -> Option<u64> {
+        let (cx, cy) = self.grid.cells32_checked(x, y)?;
+        Some(self.key32(cx, cy) >> (2 * self.grid.coarsen()))
+    }
+
     #[inline]
     fn cells32(&self, key: u64) -> (u32, u32) {
         (compact(key >> 1), compact(key))

@@ -52,6 +52,9 @@ fn exhaustive_round_trip_and_reference_up_to_precision_8() {
             for cy in 0..side {
                 let key = curve.encode_cell(cx, cy);
                 assert_eq!(key, xy2d(p, cx, cy), "p={p} cell=({cx},{cy})");
+                // The coordinate path (`encode`) agrees at the cell's corner.
+                let cell = curve.cell_bounds(key);
+                assert_eq!(curve.encode(cell.min_x, cell.min_y), Ok(key), "p={p}");
                 assert_eq!(curve.decode(key), (cx, cy), "p={p} key={key}");
                 assert!(!seen[key as usize], "p={p} key {key} twice");
                 seen[key as usize] = true;
