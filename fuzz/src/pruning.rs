@@ -145,7 +145,16 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             Predicate::DistanceWithin { distance } => distance.is_finite() && distance >= 0.0,
             _ => true,
         };
-        if !sphere && crs_ok && finite && b.min_x <= b.max_x && b.min_y <= b.max_y && distance_ok {
+        // Z and M are optional, but when given they are numbers in order.
+        let zm_ok = [b.z, b.m].iter().flatten().all(|i| i.is_valid());
+        if !sphere
+            && crs_ok
+            && finite
+            && zm_ok
+            && b.min_x <= b.max_x
+            && b.min_y <= b.max_y
+            && distance_ok
+        {
             assert!(plan.is_ok(), "a valid planar window failed: {plan:?}");
         }
     }

@@ -84,3 +84,11 @@ fn manifest_schema_numbers_survive_the_rewrite() {
 fn geography_box_past_the_antimeridian_is_read() {
     geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-geography-box-past-180"));
 }
+
+/// A planar window box whose M range is [NaN, NaN]: the planner rejects it ("a coordinate is
+/// NaN; give every bound a number"), which the target had counted as a valid window failing. A
+/// harness bug: a valid window's Z and M, when given, are ordered numbers.
+#[test]
+fn window_with_nan_m_is_rejected() {
+    geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-window-with-nan-m"));
+}
