@@ -10,12 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use arrow_array::{Array, RecordBatch, StringArray};
+use arrow_array::Array;
 use common::*;
 use geoberg_table::testing::{Fault, FaultyCatalog};
-use geoberg_table::{
-    BBox, Catalog, Column, CreateTable, DataType, PartitionField, RewriteReport, Table, TableIdent,
-};
+use geoberg_table::{BBox, Catalog, RewriteReport, Table, TableIdent};
 
 /// Row count and an order-independent checksum per column.
 fn fingerprint(table: &Table) -> (usize, Vec<u64>) {
@@ -310,14 +308,7 @@ fn live_by_partition(table: &Table) -> BTreeMap<String, BTreeSet<PathBuf>> {
 fn rewrite_setup(dir: &Path, partitioned: bool) -> (Arc<dyn Catalog>, Arc<FaultyCatalog>, Table) {
     let catalog = sqlite_catalog(dir);
     let mut table = if partitioned {
-        CreateTable::new([
-            Column::new("id", DataType::Long).required(),
-            Column::new("data", DataType::String),
-            Column::new("geom", DataType::Geometry { srid: 4326 }),
-        ])
-        .partition_by(PartitionField::identity("data"))
-        .create(catalog.clone(), &TableIdent::new("test_db", "t").unwrap())
-        .unwrap()
+        partitioned_points_table(catalog.clone(), "t", &[])
     } else {
         points_table(catalog.clone(), "t")
     };
@@ -325,16 +316,7 @@ fn rewrite_setup(dir: &Path, partitioned: bool) -> (Arc<dyn Catalog>, Arc<Faulty
     for a in 0..appends {
         let mut batch = points_batch(a * rows..(a + 1) * rows, uniform(7));
         if partitioned {
-            let data: Vec<String> = (0..rows).map(|i| format!("p{}", i % 3)).collect();
-            batch = RecordBatch::try_new(
-                batch.schema(),
-                vec![
-                    batch.column(0).clone(),
-                    Arc::new(StringArray::from(data)),
-                    batch.column(2).clone(),
-                ],
-            )
-            .unwrap();
+            batch = with_partition_data(batch);
         }
         table = table.append(&[batch]).unwrap().0;
     }

@@ -7,12 +7,14 @@ mod common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
-use common::{points_batch, rows, sqlite_catalog, uniform};
+use arrow_array::{Array, Int64Array, RecordBatch};
+use common::{
+    partitioned_points_table, points_batch, rows, sqlite_catalog, uniform, with_partition_data,
+};
 use geoberg_table::{
-    BBox, Column, CreateTable, DataType, PartitionField, ROW_GROUP_ROWS_PROPERTY, Table, TableIdent,
+    BBox, Column, CreateTable, DataType, ROW_GROUP_ROWS_PROPERTY, Table, TableIdent,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -224,28 +226,10 @@ fn a_concurrent_append_keeps_its_ids_and_the_rewrite_keeps_its_rows_ids() {
 fn partitions_committed_in_batches_keep_their_lineage() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
-    let mut table = CreateTable::new([
-        Column::new("id", DataType::Long).required(),
-        Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
-    ])
-    .partition_by(PartitionField::identity("data"))
-    .property(ROW_GROUP_ROWS_PROPERTY, "50")
-    .create(catalog, &TableIdent::new("test_db", "parts").unwrap())
-    .unwrap();
+    let mut table = partitioned_points_table(catalog, "parts", &[(ROW_GROUP_ROWS_PROPERTY, "50")]);
     for f in 0..3i64 {
         let b = points_batch(f * 300..(f + 1) * 300, uniform(f as u64 + 20));
-        let data: Vec<String> = (0..300).map(|i| format!("p{}", i % 3)).collect();
-        let b = RecordBatch::try_new(
-            b.schema(),
-            vec![
-                b.column(0).clone(),
-                Arc::new(StringArray::from(data)),
-                b.column(2).clone(),
-            ],
-        )
-        .unwrap();
-        table = table.append(&[b]).unwrap().0;
+        table = table.append(&[with_partition_data(b)]).unwrap().0;
     }
     let before = lineage(&table);
     let next_before = table.metadata().next_row_id();

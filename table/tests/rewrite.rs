@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{BinaryArray, Int64Array, RecordBatch, StringArray};
 use common::{
-    data_dir_files, live_paths, points_batch, points_table, rows, sqlite_catalog, uniform,
+    data_dir_files, live_paths, partitioned_points_table, points_batch, points_table, rows,
+    sqlite_catalog, uniform, with_partition_data,
 };
 use geoberg_table::{
     BBox, Column, CreateTable, DataType, Error, PartitionField, SPATIAL_INDEX_PROPERTY_PREFIX,
@@ -419,27 +420,10 @@ fn a_failure_in_the_middle_leaves_the_table_unchanged() {
 fn partial_progress_commits_partition_batches() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
-    let mut table = CreateTable::new([
-        Column::new("id", DataType::Long).required(),
-        Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
-    ])
-    .partition_by(PartitionField::identity("data"))
-    .create(catalog, &TableIdent::new("test_db", "pp").unwrap())
-    .unwrap();
+    let mut table = partitioned_points_table(catalog, "pp", &[]);
     for f in 0..3i64 {
         let b = points_batch(f * 90..(f + 1) * 90, uniform(5));
-        let data: Vec<String> = (0..90).map(|i| format!("p{}", i % 3)).collect();
-        let b = RecordBatch::try_new(
-            b.schema(),
-            vec![
-                b.column(0).clone(),
-                Arc::new(StringArray::from(data)),
-                b.column(2).clone(),
-            ],
-        )
-        .unwrap();
-        table = table.append(&[b]).unwrap().0;
+        table = table.append(&[with_partition_data(b)]).unwrap().0;
     }
     let before_rows = rows(&table);
     let (table, report) = table

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
-use geoberg_table::{Catalog, Column, CreateTable, DataType, SqliteCatalog, Table, TableIdent};
+use geoberg_table::{
+    Catalog, Column, CreateTable, DataType, PartitionField, SqliteCatalog, Table, TableIdent,
+};
 
 /// ISO WKB point.
 pub fn wkb_point(x: f64, y: f64) -> Vec<u8> {
@@ -42,6 +44,44 @@ pub fn points_table(catalog: Arc<dyn Catalog>, name: &str) -> Table {
         Column::new("geom", DataType::Geometry { srid: 4326 }),
     ])
     .create(catalog, &TableIdent::new("test_db", name).unwrap())
+    .unwrap()
+}
+
+/// [`points_table`]'s columns, partitioned by identity on `data` (fill it with
+/// [`with_partition_data`]), with extra table `properties`.
+pub fn partitioned_points_table(
+    catalog: Arc<dyn Catalog>,
+    name: &str,
+    properties: &[(&str, &str)],
+) -> Table {
+    let mut create = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("data", DataType::String),
+        Column::new("geom", DataType::Geometry { srid: 4326 }),
+    ])
+    .partition_by(PartitionField::identity("data"));
+    for (key, value) in properties {
+        create = create.property(*key, *value);
+    }
+    create
+        .create(catalog, &TableIdent::new("test_db", name).unwrap())
+        .unwrap()
+}
+
+/// A [`points_batch`] whose `data` column spreads its rows over three partitions: `p0`, `p1`,
+/// `p2` in turn.
+pub fn with_partition_data(batch: RecordBatch) -> RecordBatch {
+    let data: Vec<String> = (0..batch.num_rows())
+        .map(|i| format!("p{}", i % 3))
+        .collect();
+    RecordBatch::try_new(
+        batch.schema(),
+        vec![
+            batch.column(0).clone(),
+            Arc::new(StringArray::from(data)),
+            batch.column(2).clone(),
+        ],
+    )
     .unwrap()
 }
 
