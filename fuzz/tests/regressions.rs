@@ -92,3 +92,12 @@ fn geography_box_past_the_antimeridian_is_read() {
 fn window_with_nan_m_is_rejected() {
     geoberg_fuzz::pruning_plan(&corpus("pruning_plan", "crash-window-with-nan-m"));
 }
+
+/// Format-version 1 metadata with two schemas of one id, the first holding a geometry field
+/// whose object repeats its `id` key: `iceberg` keeps the second (empty) schema, but the bridge
+/// had reported the first one's geometry field, which then vanished in a round trip. A `table`
+/// bug: the bridge now keeps only geo fields that the parsed metadata has as binary columns.
+#[test]
+fn metadata_geo_fields_follow_the_parsed_schemas() {
+    geoberg_fuzz::table_metadata(&corpus("table_metadata", "crash-duplicate-field-id-key"));
+}

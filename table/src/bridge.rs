@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use iceberg::spec::TableMetadata;
+use iceberg::spec::{PrimitiveType, TableMetadata, Type};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -44,8 +44,16 @@ pub fn metadata_from_json(bytes: &[u8], location: &str) -> Result<(TableMetadata
     for schema in metadata_schemas(&mut doc) {
         geo_to_binary(schema, &mut geo)?;
     }
-    let metadata =
+    let metadata: TableMetadata =
         serde_json::from_value(doc).map_err(|e| Error::corrupt(location, e.to_string()))?;
+    // `iceberg` may read a document differently from its text (of two schemas with one id the
+    // last wins): keep the geo fields that the parsed metadata has, as binary columns.
+    geo.retain(|&id, _| {
+        metadata.schemas_iter().any(|s| {
+            s.field_by_id(id)
+                .is_some_and(|f| matches!(*f.field_type, Type::Primitive(PrimitiveType::Binary)))
+        })
+    });
     Ok((metadata, geo))
 }
 
