@@ -1,6 +1,9 @@
 //! Fault injection for crash-consistency tests: a catalog wrapper whose storage fails the k-th
-//! write or the k-th link/delete, or whose pointer swap fails (with or without effect).
+//! write or the k-th link/delete, or whose pointer swap fails (with or without effect), and
+//! which can run a hook right before its n-th swap (to interleave racing writers).
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -49,13 +52,30 @@ impl State {
     }
 }
 
+/// Hooks run before the n-th catalog swap (1-based), and the swaps counted so far.
+#[derive(Default)]
+struct SwapHooks {
+    swaps: AtomicUsize,
+    hooks: Mutex<BTreeMap<usize, Box<dyn FnOnce() + Send>>>,
+}
+
+impl fmt::Debug for SwapHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SwapHooks")
+            .field("swaps", &self.swaps)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A [`Catalog`] that delegates to another one and fails the step chosen with
-/// [`FaultyCatalog::inject`]. Tables loaded through it write through its storage.
+/// [`FaultyCatalog::inject`], or pauses before a swap with [`FaultyCatalog::before_swap`].
+/// Tables loaded through it write through its storage.
 #[derive(Debug)]
 pub struct FaultyCatalog {
     inner: Arc<dyn Catalog>,
     storage: FaultyStorage,
     state: Arc<State>,
+    swap_hooks: SwapHooks,
 }
 
 /// The storage of a [`FaultyCatalog`].
@@ -76,7 +96,18 @@ impl FaultyCatalog {
             },
             inner,
             state,
+            swap_hooks: SwapHooks::default(),
         }
+    }
+
+    /// Runs `hook` right before the `n`-th catalog swap (1-based, counted from construction)
+    /// reaches the inner catalog: a writer paused before its commit while another one runs.
+    pub fn before_swap(&self, n: usize, hook: impl FnOnce() + Send + 'static) {
+        self.swap_hooks
+            .hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(n, Box::new(hook));
     }
 
     /// Arms `fault` and restarts the step counters.
@@ -186,6 +217,17 @@ impl Catalog for FaultyCatalog {
         self.inner.register_table(table, metadata_location)
     }
     fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
+        let n = self.swap_hooks.swaps.fetch_add(1, Ordering::SeqCst) + 1;
+        // Taken out first: the hook may commit through the inner catalog.
+        let hook = self
+            .swap_hooks
+            .hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&n);
+        if let Some(hook) = hook {
+            hook();
+        }
         match self.state.fault() {
             Fault::Swap => Err(Error::io(
                 self.inner.warehouse(),

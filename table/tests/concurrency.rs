@@ -14,91 +14,15 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use common::*;
 use geoberg_table::testing::{Fault, FaultyCatalog};
-use geoberg_table::{Catalog, Error, MemoryCatalog, Result, Rewrite, Storage, Table, TableIdent};
+use geoberg_table::{Catalog, Error, MemoryCatalog, Result, Rewrite, Table, TableIdent};
 use iceberg::spec::Operation;
-
-type Hook = Box<dyn FnOnce() + Send>;
-
-/// A catalog that runs a hook right before its n-th pointer swap (1-based) reaches the inner
-/// catalog: the "pause before the swap" of a writer, with the other writer run to completion
-/// in the pause. Everything else is delegated.
-struct Interleave {
-    inner: Arc<dyn Catalog>,
-    swaps: AtomicUsize,
-    hooks: Mutex<BTreeMap<usize, Hook>>,
-}
-
-impl fmt::Debug for Interleave {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Interleave")
-            .field("inner", &self.inner)
-            .field("swaps", &self.swaps)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Interleave {
-    fn new(inner: Arc<dyn Catalog>) -> Arc<Self> {
-        Arc::new(Interleave {
-            inner,
-            swaps: AtomicUsize::new(0),
-            hooks: Mutex::default(),
-        })
-    }
-
-    fn before_swap(&self, n: usize, hook: impl FnOnce() + Send + 'static) {
-        self.hooks.lock().unwrap().insert(n, Box::new(hook));
-    }
-}
-
-impl Catalog for Interleave {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn warehouse(&self) -> &Path {
-        self.inner.warehouse()
-    }
-    fn create_namespace(&self, namespace: &str) -> Result<()> {
-        self.inner.create_namespace(namespace)
-    }
-    fn namespace_exists(&self, namespace: &str) -> Result<bool> {
-        self.inner.namespace_exists(namespace)
-    }
-    fn list_namespaces(&self) -> Result<Vec<String>> {
-        self.inner.list_namespaces()
-    }
-    fn list_tables(&self, namespace: &str) -> Result<Vec<TableIdent>> {
-        self.inner.list_tables(namespace)
-    }
-    fn metadata_location(&self, table: &TableIdent) -> Result<Option<String>> {
-        self.inner.metadata_location(table)
-    }
-    fn register_table(&self, table: &TableIdent, metadata_location: &str) -> Result<()> {
-        self.inner.register_table(table, metadata_location)
-    }
-    fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
-        let n = self.swaps.fetch_add(1, Ordering::SeqCst) + 1;
-        let hook = self.hooks.lock().unwrap().remove(&n);
-        if let Some(hook) = hook {
-            hook();
-        }
-        self.inner.swap_metadata_location(table, expected, new)
-    }
-    fn drop_table(&self, table: &TableIdent) -> Result<bool> {
-        self.inner.drop_table(table)
-    }
-    fn storage(&self) -> &dyn Storage {
-        self.inner.storage()
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Op {
@@ -465,7 +389,7 @@ fn check(world: &World, label: &str, history: bool) {
 fn scenario(victim: Op, intruder: &'static [Op], point: Point) {
     let label = format!("{victim:?} vs {intruder:?} at {point:?}");
     let world = World::new(false);
-    let wrapped = Interleave::new(world.catalog.clone());
+    let wrapped = Arc::new(FaultyCatalog::new(world.catalog.clone()));
     let table = Table::load(wrapped.clone(), &world.ident).unwrap();
     let ids = world.ids_for(victim);
     let inputs: BTreeSet<PathBuf> = if victim.is_rewrite() {
