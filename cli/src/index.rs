@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use geoberg_sql::{REWRITE_ALL, RewriteRequest, RewriteStrategy};
-use geoberg_table::{BBox, RewriteReport, Table};
+use geoberg_table::{Extent, RewriteReport, Table};
 use indicatif::ProgressBar;
 use serde_json::{Value, json};
 
@@ -74,7 +74,7 @@ pub fn rewrite(
                     bar.set_position(done);
                 });
             if let Some(b) = h.bounds {
-                rewrite = rewrite.bounds(BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+                rewrite = rewrite.bounds(Extent::new(b.min_x, b.min_y, b.max_x, b.max_y));
             }
             if let Some(f) = &request.filter {
                 rewrite = rewrite.filter(f.clone());

@@ -16,8 +16,10 @@ pub const WEB_MERCATOR_MAX_LATITUDE: f64 = 85.051_128_779_806_59;
 pub const WEB_MERCATOR_AREA_OF_USE_MAX_Y: f64 = 20_048_966.10;
 
 /// An axis-aligned rectangle in a CRS's own units: the bounds a Hilbert curve is laid over, or
-/// the bounding box of some data.
+/// the bounding box of some data (a file's, a partition's, a table's). With the `serde` feature
+/// it serializes as `{"min_x", "min_y", "max_x", "max_y"}`.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Extent {
     /// Smallest x.
     pub min_x: f64,
@@ -88,6 +90,14 @@ impl Extent {
             && self.max_y >= other.max_y
     }
 
+    /// True when the extents share a point (edges included): the file-skipping test.
+    pub fn intersects(&self, other: &Extent) -> bool {
+        self.min_x <= other.max_x
+            && other.min_x <= self.max_x
+            && self.min_y <= other.max_y
+            && other.min_y <= self.max_y
+    }
+
     /// The smallest extent containing both.
     pub fn union(&self, other: &Extent) -> Extent {
         Extent::new(
@@ -96,6 +106,23 @@ impl Extent {
             self.max_x.max(other.max_x),
             self.max_y.max(other.max_y),
         )
+    }
+
+    /// The smallest extent containing all of `extents`; `None` when there are none.
+    pub fn union_all<'a>(extents: impl IntoIterator<Item = &'a Extent>) -> Option<Extent> {
+        extents.into_iter().fold(None, |acc: Option<Extent>, e| {
+            Some(acc.map_or(*e, |a| a.union(e)))
+        })
+    }
+
+    /// The width, `max_x - min_x`.
+    pub fn width(&self) -> f64 {
+        self.max_x - self.min_x
+    }
+
+    /// The height, `max_y - min_y`.
+    pub fn height(&self) -> f64 {
+        self.max_y - self.min_y
     }
 }
 
@@ -156,5 +183,55 @@ pub fn check_bounds_cover(bounds: &Extent, data: &Extent) -> Result<(), CrsError
             data: *data,
             suggested: bounds.union(data),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn extent() -> impl Strategy<Value = Extent> {
+        (-1e6..1e6f64, -1e6..1e6f64, 0.0..1e3f64, 0.0..1e3f64)
+            .prop_map(|(x, y, w, h)| Extent::new(x, y, x + w, y + h))
+    }
+
+    proptest! {
+        /// The union of a set holds every member, and each of its edges is some member's edge
+        /// (so no smaller extent holds them all).
+        #[test]
+        fn union_all_is_the_smallest_cover(extents in prop::collection::vec(extent(), 0..20)) {
+            let Some(all) = Extent::union_all(&extents) else {
+                prop_assert!(extents.is_empty());
+                return Ok(());
+            };
+            prop_assert!(extents.iter().all(|e| all.contains(e)));
+            prop_assert!(extents.iter().any(|e| e.min_x == all.min_x));
+            prop_assert!(extents.iter().any(|e| e.min_y == all.min_y));
+            prop_assert!(extents.iter().any(|e| e.max_x == all.max_x));
+            prop_assert!(extents.iter().any(|e| e.max_y == all.max_y));
+            prop_assert!(all.width() >= 0.0 && all.height() >= 0.0);
+            prop_assert!(all.validate().is_ok(), "{:?}", all.validate());
+        }
+
+        /// Two extents intersect exactly when the corner of their overlap, (max of the mins,
+        /// min of the maxes), is an ordered extent: a point of it lies in both.
+        #[test]
+        fn intersects_iff_the_overlap_is_ordered(a in extent(), b in extent(), shift in 0.0..2e3f64) {
+            let b = Extent::new(a.min_x + shift - 1e3, b.min_y, a.min_x + shift - 1e3 + b.width(), b.max_y);
+            let overlap = Extent::new(
+                a.min_x.max(b.min_x),
+                a.min_y.max(b.min_y),
+                a.max_x.min(b.max_x),
+                a.max_y.min(b.max_y),
+            );
+            let ordered = overlap.validate().is_ok();
+            prop_assert_eq!(a.intersects(&b), ordered);
+            prop_assert_eq!(b.intersects(&a), ordered);
+            if ordered {
+                prop_assert!(a.contains(&overlap) && b.contains(&overlap));
+            }
+        }
     }
 }

@@ -82,7 +82,10 @@ pub use error::RewriteError;
 pub use execute::{
     DirectoryLocator, OutputLocator, RewriteOutcome, RewriteResult, execute, execute_tasks,
 };
-pub use input::{Extent, InputFile, PartitionKey, RowLineage};
+/// File, partition and curve bounds: the CRS crate's box, re-exported so that plans need no
+/// second import.
+pub use geoberg_crs::Extent;
+pub use input::{InputFile, PartitionKey, RowLineage};
 pub use keys::RowClass;
 pub use lineage::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,

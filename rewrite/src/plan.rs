@@ -33,8 +33,7 @@ impl CurveSpec {
 
     /// `hilbert(geom, precision)`: WGS84 longitude/latitude bounds.
     pub fn wgs84(precision: u32) -> Result<CurveSpec, RewriteError> {
-        let b = Bounds::WGS84;
-        CurveSpec::new(precision, Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+        CurveSpec::new(precision, Extent::WGS84)
     }
 
     /// The curve itself.

@@ -228,7 +228,10 @@ impl<'a> RollingWriter<'a> {
                 first: f.first_key,
                 last: f.last_key,
             },
-            bbox: f.bbox.finish().map(Extent::from),
+            bbox: f
+                .bbox
+                .finish()
+                .map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
             footer: Some(Arc::new(footer)),
         });
         Ok(())

@@ -88,7 +88,7 @@ pub use file_index::TableFileIndex;
 pub mod testing {
     pub use crate::faults::{Fault, FaultyCatalog, FaultyStorage};
 }
-pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm};
+pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, Extent};
 pub use geoberg_geostats::BBox;
 pub use geoberg_pruning::{FileBounds, FileIndex, PruneError, PrunePlan, SpatialFilter};
 pub use geoberg_rewrite::{RewriteOptions, RewritePlan};

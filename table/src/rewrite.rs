@@ -48,7 +48,7 @@ pub struct SpatialIndexSpec {
     /// Bits per axis, 1..=32.
     pub precision: u8,
     /// The curve's extent (WGS84 for the two-argument form).
-    pub bounds: BBox,
+    pub bounds: Extent,
 }
 
 /// A spatial index recorded on a table (see [`SPATIAL_INDEX_PROPERTY_PREFIX`]).
@@ -107,7 +107,7 @@ impl SpatialIndex {
             column: column.to_string(),
             spec: SpatialIndexSpec {
                 precision: precision as u8,
-                bounds: BBox::new(min_x, min_y, max_x, max_y),
+                bounds: Extent::new(min_x, min_y, max_x, max_y),
             },
         })
     }
@@ -177,7 +177,7 @@ type Progress<'a> = Box<dyn Fn(u64, u64) + Send + Sync + 'a>;
 pub struct Rewrite<'a> {
     table: &'a Table,
     hilbert: Option<(String, u32)>,
-    bounds: Option<BBox>,
+    bounds: Option<Extent>,
     options: Vec<(String, String)>,
     filter: Option<Predicate>,
     filter_sql: Option<String>,
@@ -256,7 +256,7 @@ impl Table {
             RewriteStrategy::Hilbert(h) => {
                 rewrite = rewrite.hilbert(&h.column, h.precision as u32);
                 if let Some(b) = h.bounds {
-                    rewrite = rewrite.bounds(BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+                    rewrite = rewrite.bounds(Extent::new(b.min_x, b.min_y, b.max_x, b.max_y));
                 }
             }
             RewriteStrategy::BinPack if !self.spatial_indexes()?.is_empty() => {}
@@ -305,7 +305,7 @@ impl<'a> Rewrite<'a> {
 
     /// Explicit curve bounds: `hilbert(geom, p, minX, minY, maxX, maxY)`. They must contain
     /// every value of the column (checked against the files' bounds before any data is read).
-    pub fn bounds(mut self, bounds: BBox) -> Self {
+    pub fn bounds(mut self, bounds: Extent) -> Self {
         self.bounds = Some(bounds);
         self
     }
@@ -386,15 +386,14 @@ impl<'a> Rewrite<'a> {
                 file_size_bytes: file.file_size_in_bytes(),
                 record_count: file.record_count(),
                 partition: key,
-                bbox: bbox.map(Extent::from),
+                bbox: bbox.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
                 lineage: lineage.get(file.file_path()).copied(),
             });
             entries.insert(path, file.clone());
         }
-        let b = index.spec.bounds;
         let curve = CurveSpec {
             precision: index.spec.precision,
-            bounds: Extent::new(b.min_x, b.min_y, b.max_x, b.max_y),
+            bounds: index.spec.bounds,
         };
         let plan = plan_rewrite(&inputs, &index.column, &curve, &options)?;
         let starting = table
@@ -658,15 +657,9 @@ impl<'a> Rewrite<'a> {
         }
         let bounds = match self.bounds {
             Some(b) => b,
-            None => {
-                let e = default_hilbert_bounds(column, &geo.column_type)?;
-                BBox::new(e.min_x, e.min_y, e.max_x, e.max_y)
-            }
+            None => default_hilbert_bounds(column, &geo.column_type)?,
         };
-        let curve = CurveSpec::new(
-            *precision,
-            Extent::new(bounds.min_x, bounds.min_y, bounds.max_x, bounds.max_y),
-        )?;
+        let curve = CurveSpec::new(*precision, bounds)?;
         Ok(SpatialIndex {
             column: column.clone(),
             spec: SpatialIndexSpec {

@@ -13,8 +13,8 @@ use common::{
     sqlite_catalog, uniform, with_partition_data,
 };
 use geoberg_table::{
-    BBox, Column, CreateTable, DataType, Error, PartitionField, SPATIAL_INDEX_PROPERTY_PREFIX,
-    Table, TableIdent, execute_rewrite_statement,
+    BBox, Column, CreateTable, DataType, Error, Extent, PartitionField,
+    SPATIAL_INDEX_PROPERTY_PREFIX, Table, TableIdent, execute_rewrite_statement,
 };
 use iceberg::spec::Operation;
 
@@ -229,7 +229,7 @@ fn preflight_errors_name_the_problem_before_any_data_is_read() {
     let (_, report) = mercator
         .rewrite()
         .hilbert("geom", 10)
-        .bounds(BBox::new(
+        .bounds(Extent::new(
             -20037508.34,
             -20037508.34,
             20037508.34,
@@ -250,7 +250,7 @@ fn preflight_errors_name_the_problem_before_any_data_is_read() {
             table
                 .rewrite()
                 .hilbert("geom", 10)
-                .bounds(BBox::new(0.0, 0.0, 10.0, 10.0)),
+                .bounds(Extent::new(0.0, 0.0, 10.0, 10.0)),
             vec!["45", "hilbert(geom, 10, 0, 0, 45, 10)"],
         ),
         (
@@ -473,7 +473,7 @@ fn a_legacy_v2_column_takes_the_two_argument_form_as_wgs84() {
         .unwrap();
     assert_eq!(
         report.index.spec.bounds,
-        BBox::new(-180.0, -90.0, 180.0, 90.0)
+        Extent::new(-180.0, -90.0, 180.0, 90.0)
     );
     assert_eq!(rows(&table), before_rows);
     // The rewritten files carry bounds on the bbox columns (from the Parquet footers).
