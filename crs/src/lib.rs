@@ -15,6 +15,9 @@
 //! | extents, and bounds that must cover the data | [`extent_of`], [`check_bounds_cover`] |
 //! | 4326 <-> 3857 for points, slices, Arrow arrays, WKB | [`Reprojection`] |
 //!
+//! [`Extent`] is the workspace's box in CRS units (curve bounds, file and partition extents);
+//! the `serde` feature makes it serializable.
+//!
 //! ```
 //! use geoberg_crs::{
 //!     check_value_srid, default_hilbert_bounds, validate_declaration, ColumnType, Crs,
