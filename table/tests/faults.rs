@@ -512,12 +512,7 @@ fn partial_progress_rewrite_with_any_step_failed_keeps_the_groups_committed_befo
         let before = BeforeRewrite::of(&table);
         assert_eq!(before.live.len(), 3);
         faulty.inject(fault);
-        let result = table
-            .rewrite()
-            .hilbert("geom", 12)
-            .option("partial-progress.enabled", "true")
-            .option("partial-progress.max-commits", "3")
-            .execute();
+        let result = rewrite_in_three_commits(&table).execute();
         let fired = faulty.fired();
         faulty.inject(Fault::None);
         let replaced = check_after_rewrite(fault, fired, &catalog, table.ident(), &before, &result);

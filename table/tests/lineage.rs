@@ -11,7 +11,8 @@ use std::sync::Mutex;
 
 use arrow_array::{Array, Int64Array, RecordBatch};
 use common::{
-    partitioned_points_table, points_batch, rows, sqlite_catalog, uniform, with_partition_data,
+    partitioned_points_table, points_batch, rewrite_in_three_commits, rows, sqlite_catalog,
+    uniform, with_partition_data,
 };
 use geoberg_table::{
     BBox, Column, CreateTable, DataType, ROW_GROUP_ROWS_PROPERTY, Table, TableIdent,
@@ -233,13 +234,7 @@ fn partitions_committed_in_batches_keep_their_lineage() {
     }
     let before = lineage(&table);
     let next_before = table.metadata().next_row_id();
-    let (table, report) = table
-        .rewrite()
-        .hilbert("geom", 12)
-        .option("partial-progress.enabled", "true")
-        .option("partial-progress.max-commits", "3")
-        .execute()
-        .unwrap();
+    let (table, report) = rewrite_in_three_commits(&table).execute().unwrap();
     assert_eq!(report.snapshot_ids.len(), 3, "{report}");
     assert_eq!(lineage(&table), before);
     // Each REPLACE consumed ids for the rows it added, nothing for the manifests it rewrote.

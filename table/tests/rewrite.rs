@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{BinaryArray, Int64Array, RecordBatch, StringArray};
 use common::{
-    data_dir_files, live_paths, partitioned_points_table, points_batch, points_table, rows,
-    sqlite_catalog, uniform, with_partition_data,
+    data_dir_files, live_paths, partitioned_points_table, points_batch, points_table,
+    rewrite_in_three_commits, rows, sqlite_catalog, uniform, with_partition_data,
 };
 use geoberg_table::{
     BBox, Column, CreateTable, DataType, Error, Extent, PartitionField,
@@ -426,13 +426,7 @@ fn partial_progress_commits_partition_batches() {
         table = table.append(&[with_partition_data(b)]).unwrap().0;
     }
     let before_rows = rows(&table);
-    let (table, report) = table
-        .rewrite()
-        .hilbert("geom", 12)
-        .option("partial-progress.enabled", "true")
-        .option("partial-progress.max-commits", "3")
-        .execute()
-        .unwrap();
+    let (table, report) = rewrite_in_three_commits(&table).execute().unwrap();
     assert_eq!(report.snapshot_ids.len(), 3, "{report}");
     assert_eq!(report.rewritten_data_files_count, 9);
     assert_eq!(rows(&table), before_rows);

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_table::{
-    Catalog, Column, CreateTable, DataType, PartitionField, SqliteCatalog, Table, TableIdent,
+    Catalog, Column, CreateTable, DataType, PartitionField, Rewrite, SqliteCatalog, Table,
+    TableIdent,
 };
 
 /// ISO WKB point.
@@ -66,6 +67,16 @@ pub fn partitioned_points_table(
     create
         .create(catalog, &TableIdent::new("test_db", name).unwrap())
         .unwrap()
+}
+
+/// `hilbert(geom, 12)` with partial progress in at most three commits (one per partition of
+/// [`with_partition_data`]).
+pub fn rewrite_in_three_commits(table: &Table) -> Rewrite<'_> {
+    table
+        .rewrite()
+        .hilbert("geom", 12)
+        .option("partial-progress.enabled", "true")
+        .option("partial-progress.max-commits", "3")
 }
 
 /// A [`points_batch`] whose `data` column spreads its rows over three partitions: `p0`, `p1`,
