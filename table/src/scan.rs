@@ -134,6 +134,22 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Live data files of the current snapshot that may hold a row matching `predicate`,
+    /// decided from their statistics alone (column bounds, null counts, partition values and
+    /// spatial bounds), as Iceberg's inclusive metrics evaluator decides: a file is dropped only
+    /// when its statistics prove that no row matches.
+    pub fn files_matching(&self, predicate: &geoberg_sql::Predicate) -> Result<Vec<DataFile>> {
+        let files = self.data_files()?;
+        let keep = crate::file_filter::select_files(self, &files, predicate)?;
+        Ok(files
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(f, k)| k.then_some(f))
+            .collect())
+    }
+}
+
 impl<'a> Scan<'a> {
     /// Keeps rows whose `column` (geometry) bounding box intersects `window`.
     pub fn with_window(mut self, column: impl Into<String>, window: BBox) -> Self {
