@@ -1,0 +1,151 @@
+//! `CREATE TABLE` and `CREATE TABLE ... AS SELECT` through the engine: DataFusion hands the
+//! catalog a table provider holding the new table's schema (and, for `AS SELECT`, its rows);
+//! this module turns the schema into a geoberg table (every CRS rule and message is the table
+//! crate's) and appends the rows in one commit.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, Field};
+use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::error::{DataFusionError, Result};
+use geoberg_crs::{ColumnType, Crs, FormatVersion, validate_declaration};
+use geoberg_table::{Catalog, Column, CreateTable, DataType, TableIdent};
+use sedona_schema::datatypes::{Edges, SedonaType};
+
+use crate::error::table_error;
+use crate::insert::label_batches;
+use crate::type_planner::SQL_TYPE_METADATA;
+
+/// Creates the table `ident` from `provider`'s schema and appends its rows; returns the
+/// notices for the user (a geometry column that gets no declared CRS, and why).
+pub(crate) fn create_from_provider(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    provider: &dyn TableProvider,
+) -> Result<Vec<String>> {
+    if provider.constraints().is_some_and(|c| !c.is_empty()) {
+        return Err(DataFusionError::Plan(format!(
+            "CREATE TABLE {ident}: geoberg tables have no PRIMARY KEY, UNIQUE or other \
+             constraints; remove the constraint clause"
+        )));
+    }
+    let Some(memory) = provider.downcast_ref::<MemTable>() else {
+        return Err(DataFusionError::Plan(format!(
+            "only CREATE TABLE and CREATE TABLE ... AS SELECT can add table {ident} to a \
+             geoberg catalog; to read other data beside it, register it in another catalog"
+        )));
+    };
+    let mut rows = Vec::new();
+    for partition in &memory.batches {
+        let batches = partition.try_read().map_err(|_| {
+            DataFusionError::Execution(format!(
+                "CREATE TABLE {ident}: the query's rows are still being written; retry"
+            ))
+        })?;
+        rows.extend(batches.iter().filter(|b| b.num_rows() > 0).cloned());
+    }
+
+    let mut notices = Vec::new();
+    let mut undeclared = false;
+    let schema = provider.schema();
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let data_type = column_type(ident, field, &mut notices)?;
+        undeclared |= data_type == DataType::LegacyGeometry && field.metadata().get(SQL_TYPE_METADATA).is_none();
+        let column = Column::new(field.name(), data_type);
+        columns.push(if field.is_nullable() {
+            column
+        } else {
+            column.required()
+        });
+    }
+    let mut create = CreateTable::new(columns);
+    if undeclared {
+        create = create.allow_undeclared_crs();
+    }
+    let table = create
+        .create(Arc::clone(catalog), ident)
+        .map_err(table_error)?;
+    if !rows.is_empty() {
+        let appended = label_batches(&table, &rows).and_then(|b| table.append(&b));
+        if let Err(e) = appended {
+            // The statement fails as a whole: no empty table is left behind.
+            let _ = catalog.drop_table(ident);
+            return Err(table_error(e));
+        }
+    }
+    Ok(notices)
+}
+
+/// The table type of one column of the new table.
+fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> Result<DataType> {
+    let name = field.name();
+    // A column declared in CREATE TABLE (geometry(4326), geography(4326), bare geometry).
+    if let Some(declared) = field.metadata().get(SQL_TYPE_METADATA) {
+        return DataType::parse(declared).map_err(table_error);
+    }
+    // A geometry computed by the query: its CRS is what SedonaDB's type says.
+    let sedona = SedonaType::from_storage_field(field)?;
+    if let SedonaType::Wkb(edges, crs) | SedonaType::WkbLarge(edges, crs) | SedonaType::WkbView(edges, crs) = sedona {
+        let srid = crs.as_ref().map(|c| c.srid()).transpose()?.flatten().map(|s| s as i32);
+        let crs_text = crs.as_ref().map(|c| c.to_crs_string());
+        if edges == Edges::Spherical {
+            if crs.is_some() && srid != Some(4326) {
+                return Err(DataFusionError::Plan(format!(
+                    "CREATE TABLE {ident} AS SELECT: column {name:?} is a geography in {}, but \
+                     a geography column can declare only SRID 4326; ST_Transform it to \
+                     EPSG:4326 first",
+                    crs_text.unwrap_or_default()
+                )));
+            }
+            return Ok(DataType::Geography {
+                srid: 4326,
+                algorithm: Default::default(),
+            });
+        }
+        let declarable = srid.filter(|&s| {
+            validate_declaration(name, &ColumnType::geometry(Crs::Srid(s)), FormatVersion::V3).is_ok()
+        });
+        if let Some(srid) = declarable {
+            return Ok(DataType::Geometry { srid });
+        }
+        let why = match &crs_text {
+            None => "it is computed by an ST_ function whose result carries no SRID".to_string(),
+            Some(crs) => format!(
+                "its values are in {crs}, which a geometry column cannot declare (only SRID \
+                 0, 3857 or 4326)"
+            ),
+        };
+        notices.push(format!(
+            "column {name:?} of {ident} has no declared CRS: {why}. It is stored as geometry \
+             without a CRS in a format-version 2 table, where spatial filters still skip files \
+             but no SRID is checked on write. To declare a CRS, create the table first, e.g. \
+             CREATE TABLE {ident} ({name} geometry(4326), ...), then fill it with INSERT INTO \
+             {ident} SELECT ..., ST_SetSRID(<geometry>, 4326) (or ST_Transform(<geometry>, \
+             'EPSG:4326') to reproject)"
+        ));
+        return Ok(DataType::LegacyGeometry);
+    }
+    let data_type = match field.data_type() {
+        ArrowType::Boolean => DataType::Boolean,
+        ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 | ArrowType::UInt8 | ArrowType::UInt16 => {
+            DataType::Int
+        }
+        ArrowType::Int64 | ArrowType::UInt32 => DataType::Long,
+        ArrowType::Float16 | ArrowType::Float32 => DataType::Float,
+        ArrowType::Float64 => DataType::Double,
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
+        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => DataType::Binary,
+        ArrowType::Date32 => DataType::Date,
+        ArrowType::Timestamp(_, None) => DataType::Timestamp,
+        ArrowType::Timestamp(_, Some(_)) => DataType::Timestamptz,
+        other => {
+            return Err(DataFusionError::Plan(format!(
+                "CREATE TABLE {ident}: column {name:?} is of type {other}, which geoberg tables \
+                 do not store; CAST it to BIGINT, DOUBLE, VARCHAR, DATE or TIMESTAMP"
+            )));
+        }
+    };
+    Ok(data_type)
+}
+

@@ -1,0 +1,200 @@
+//! A geoberg table as a DataFusion [`TableProvider`].
+
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use async_trait::async_trait;
+use datafusion::catalog::Session as EngineSession;
+use datafusion::common::{DFSchema, not_impl_err};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use geoberg_crs::ColumnType;
+use geoberg_table::Table;
+
+use crate::error::table_error;
+use crate::geo_schema::table_arrow_schema;
+use crate::handle::TableHandle;
+use crate::insert::GeobergSink;
+use crate::pushdown::{PushedFilters, TableColumns};
+use crate::scan_exec::{GeobergScanExec, ScanSpec};
+use crate::scan_plan::{
+    RowGroupSelection, choose_files, partition, read_footers, select_row_groups,
+};
+use crate::store::object_store_url;
+
+/// A geoberg table in DataFusion: scans prune files and row groups with the pushed filters,
+/// `INSERT` appends through the table crate (one commit per statement).
+///
+/// Every scan and insert works on the table's current version, reloaded when the catalog
+/// pointer has moved since the last statement.
+#[derive(Debug)]
+pub struct GeobergTableProvider {
+    handle: Arc<TableHandle>,
+    schema: SchemaRef,
+    columns: TableColumns,
+}
+
+impl GeobergTableProvider {
+    /// A provider for `table` (the version given serves until the catalog moves on).
+    pub fn try_new(table: Table) -> Result<Self> {
+        Self::from_handle(Arc::new(TableHandle::with_table(table)))
+    }
+
+    pub(crate) fn from_handle(handle: Arc<TableHandle>) -> Result<Self> {
+        let table = handle.current().map_err(table_error)?;
+        Ok(GeobergTableProvider {
+            schema: table_arrow_schema(&table)?,
+            columns: TableColumns::of(&table),
+            handle,
+        })
+    }
+
+    /// The table's current version.
+    pub fn table(&self) -> Result<Table> {
+        self.handle.current().map_err(table_error)
+    }
+}
+
+#[async_trait]
+impl TableProvider for GeobergTableProvider {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match PushedFilters::usable(f, &self.columns) {
+                true => TableProviderFilterPushDown::Inexact,
+                false => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn EngineSession,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let pushed = PushedFilters::new(filters, &self.columns);
+        let handle = Arc::clone(&self.handle);
+        let planned = pushed.clone();
+        let (table, choice) = tokio::task::spawn_blocking(move || {
+            let table = handle.current()?;
+            let choice = choose_files(&table, &planned)?;
+            Ok::<_, geoberg_table::Error>((table, choice))
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
+        .map_err(table_error)?;
+        let mut summary = choice.summary;
+        let files = choice.files;
+
+        // Footers are worth reading at planning to skip row groups on their geo statistics,
+        // and to split a few large files over the partitions by row group.
+        let target_partitions = state.config().target_partitions();
+        let needs_footers = !files.is_empty()
+            && (!pushed.spatial.is_anything() || files.len() < target_partitions);
+        let mut selections = vec![None; files.len()];
+        if needs_footers {
+            let runtime = state.runtime_env();
+            let store = runtime.object_store(object_store_url())?;
+            let cache = runtime.cache_manager.get_file_metadata_cache();
+            let footers = read_footers(&store, &cache, &files).await?;
+            let column_types: std::collections::HashMap<String, ColumnType> = table
+                .geo_columns()
+                .iter()
+                .map(|g| (g.name.clone(), g.column_type.clone()))
+                .collect();
+            summary.footers_read = true;
+            for (slot, footer) in selections.iter_mut().zip(&footers) {
+                let keep = select_row_groups(footer, &pushed.spatial, &column_types);
+                let sizes: Vec<(u64, u64)> = footer
+                    .row_groups()
+                    .iter()
+                    .map(|rg| {
+                        (
+                            rg.compressed_size().max(0) as u64,
+                            rg.num_rows().max(0) as u64,
+                        )
+                    })
+                    .collect();
+                summary.row_groups_total += keep.len();
+                for (i, k) in keep.iter().enumerate() {
+                    if !k {
+                        summary.row_groups_skipped += 1;
+                        summary.row_group_bytes_skipped += sizes[i].0;
+                    }
+                }
+                let read = keep
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| k.then_some(i))
+                    .collect();
+                *slot = Some((
+                    RowGroupSelection {
+                        count: keep.len(),
+                        read,
+                    },
+                    sizes,
+                ));
+            }
+        }
+        let partitions = partition(&files, &selections, target_partitions);
+
+        let predicate = match conjunction(pushed.column_exprs.iter().cloned()) {
+            Some(expr) => {
+                let df_schema = DFSchema::try_from(Arc::clone(&self.schema))?;
+                Some(state.create_physical_expr(expr, &df_schema)?)
+            }
+            None => None,
+        };
+        let spec = ScanSpec {
+            table: table.ident().to_string(),
+            metadata_location: table.metadata_location().to_string(),
+            projection: projection.cloned(),
+            limit,
+            partitions,
+            spatial: pushed.spatial,
+            columns: pushed.columns.as_ref().map(|p| p.to_sql()),
+            summary,
+        };
+        Ok(Arc::new(GeobergScanExec::try_new(
+            spec,
+            Arc::clone(&self.schema),
+            predicate,
+            state.runtime_env(),
+            state.config_options().execution.parquet.clone(),
+        )?))
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn EngineSession,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return not_impl_err!(
+                "{insert_op} into geoberg table {} is not supported yet; use INSERT INTO",
+                self.handle.ident()
+            );
+        }
+        let sink = GeobergSink::new(Arc::clone(&self.handle), Arc::clone(&self.schema));
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+}

@@ -1,0 +1,541 @@
+//! Which pushed filters a scan can use, and in what form.
+//!
+//! Two kinds of filter prune a geoberg table:
+//! - spatial predicates on a geometry column with a constant geometry (`ST_Intersects`,
+//!   `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_DWithin`, `ST_Distance(..) <= d`, under AND /
+//!   OR). SedonaDB's [`SpatialFilterFactory`] reduces them to a box per column; the box tree
+//!   becomes a [`SpatialPruning`], evaluated against the Iceberg file bounds (through the
+//!   table's file index) and the Parquet geo statistics of each row group;
+//! - comparisons on ordinary columns (`=`, `<>`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN`,
+//!   `IS [NOT] NULL`, under AND / OR / NOT) become a [`geoberg_sql::Predicate`] for
+//!   `Table::files_matching` (column bounds, null counts, partition values), and DataFusion's
+//!   own Parquet reader prunes row groups on the same expressions.
+//!
+//! Every filter is `Inexact`: DataFusion evaluates it again on the rows read, so pruning only
+//! ever decides what need not be read, and a filter the scan cannot use costs nothing.
+
+use std::collections::HashMap;
+
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use geoberg_sql::{CompareOp, Literal, Predicate};
+use geoberg_table::Table;
+use iceberg::spec::{PrimitiveType, Type};
+use sedona_expr::spatial_filter::{SpatialFilter as SedonaFilter, SpatialFilterFactory};
+use sedona_geometry::interval::IntervalTrait;
+use serde::{Deserialize, Serialize};
+
+/// The spatial part of a scan's filters: boxes per geometry column under AND / OR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SpatialPruning {
+    /// Rows may match only where `column`'s geometry box meets `bbox` (`[min_x, min_y, max_x,
+    /// max_y]`): `ST_Intersects`, `ST_Within`, `ST_DWithin` (the box grown by the distance),
+    /// and `ST_Contains` / `ST_Covers`, whose box test is the same for pruning.
+    Intersects {
+        /// The geometry column.
+        column: String,
+        /// The constant geometry's box.
+        bbox: [f64; 4],
+    },
+    /// Both must hold.
+    And(Box<SpatialPruning>, Box<SpatialPruning>),
+    /// Either may hold.
+    Or(Box<SpatialPruning>, Box<SpatialPruning>),
+    /// No row matches (a constant `false`).
+    Nothing,
+    /// Any row may match: nothing to prune on.
+    Anything,
+}
+
+impl SpatialPruning {
+    /// The pruning of one filter expression, or [`SpatialPruning::Anything`].
+    ///
+    /// `geo_columns` are the planar geometry columns; a box on any other column (a geography,
+    /// whose literal SedonaDB cannot bound here anyway) prunes nothing.
+    pub fn from_expr(expr: &Expr, geo_columns: &[String]) -> SpatialPruning {
+        match SpatialFilterFactory::default().try_from_logical_expr(expr) {
+            Ok(filter) => Self::from_sedona(&filter, geo_columns),
+            Err(_) => SpatialPruning::Anything,
+        }
+    }
+
+    fn from_sedona(filter: &SedonaFilter, geo_columns: &[String]) -> SpatialPruning {
+        match filter {
+            SedonaFilter::Intersects(column, bbox) | SedonaFilter::Covers(column, bbox) => {
+                let (x, y) = (bbox.x(), bbox.y());
+                let coords = [x.lo(), y.lo(), x.hi(), y.hi()];
+                // An empty or unbounded box (an empty constant, a NaN distance) and a box that
+                // wraps the antimeridian are not planar windows: prune nothing on them.
+                let usable = !x.is_wraparound()
+                    && coords.iter().all(|v| v.is_finite())
+                    && coords[0] <= coords[2]
+                    && coords[1] <= coords[3];
+                if usable && geo_columns.iter().any(|c| c == column.name()) {
+                    SpatialPruning::Intersects {
+                        column: column.name().to_string(),
+                        bbox: coords,
+                    }
+                } else {
+                    SpatialPruning::Anything
+                }
+            }
+            SedonaFilter::And(a, b) => Self::from_sedona(a, geo_columns)
+                .and(Self::from_sedona(b, geo_columns)),
+            SedonaFilter::Or(a, b) => {
+                Self::from_sedona(a, geo_columns).or(Self::from_sedona(b, geo_columns))
+            }
+            SedonaFilter::LiteralFalse => SpatialPruning::Nothing,
+            SedonaFilter::HasZ(_) | SedonaFilter::Unknown => SpatialPruning::Anything,
+        }
+    }
+
+    /// Conjunction, simplified.
+    pub fn and(self, other: SpatialPruning) -> SpatialPruning {
+        match (self, other) {
+            (SpatialPruning::Anything, p) | (p, SpatialPruning::Anything) => p,
+            (SpatialPruning::Nothing, _) | (_, SpatialPruning::Nothing) => SpatialPruning::Nothing,
+            (a, b) => SpatialPruning::And(Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// Disjunction, simplified.
+    pub fn or(self, other: SpatialPruning) -> SpatialPruning {
+        match (self, other) {
+            (SpatialPruning::Nothing, p) | (p, SpatialPruning::Nothing) => p,
+            (SpatialPruning::Anything, _) | (_, SpatialPruning::Anything) => {
+                SpatialPruning::Anything
+            }
+            (a, b) => SpatialPruning::Or(Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// True when the filter prunes nothing.
+    pub fn is_anything(&self) -> bool {
+        matches!(self, SpatialPruning::Anything)
+    }
+
+    /// The columns with a box, each once, in order of appearance.
+    pub fn columns(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.visit(&mut |column, _| {
+            if !out.contains(&column) {
+                out.push(column);
+            }
+        });
+        out
+    }
+
+    /// `(column, bbox)` of every box, depth first.
+    pub fn boxes(&self) -> Vec<(&str, [f64; 4])> {
+        let mut out = Vec::new();
+        self.visit(&mut |column, bbox| out.push((column, bbox)));
+        out
+    }
+
+    fn visit<'a>(&'a self, f: &mut impl FnMut(&'a str, [f64; 4])) {
+        match self {
+            SpatialPruning::Intersects { column, bbox } => f(column, *bbox),
+            SpatialPruning::And(a, b) | SpatialPruning::Or(a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            SpatialPruning::Nothing | SpatialPruning::Anything => {}
+        }
+    }
+
+    /// Which of `n` items (files, row groups) may hold a matching row, given which items each
+    /// box may match (`leaf`, called once per box). A leaf may answer `None`: it cannot decide,
+    /// and every item is kept for it.
+    pub fn select<E>(
+        &self,
+        n: usize,
+        leaf: &mut impl FnMut(&str, [f64; 4]) -> Result<Option<Vec<bool>>, E>,
+    ) -> Result<Vec<bool>, E> {
+        Ok(match self {
+            SpatialPruning::Intersects { column, bbox } => {
+                leaf(column, *bbox)?.unwrap_or_else(|| vec![true; n])
+            }
+            SpatialPruning::And(a, b) => {
+                let (a, b) = (a.select(n, leaf)?, b.select(n, leaf)?);
+                a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
+            }
+            SpatialPruning::Or(a, b) => {
+                let (a, b) = (a.select(n, leaf)?, b.select(n, leaf)?);
+                a.iter().zip(&b).map(|(x, y)| *x || *y).collect()
+            }
+            SpatialPruning::Nothing => vec![false; n],
+            SpatialPruning::Anything => vec![true; n],
+        })
+    }
+}
+
+impl std::fmt::Display for SpatialPruning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpatialPruning::Intersects { column, bbox } => write!(
+                f,
+                "{column} && [{}, {}, {}, {}]",
+                bbox[0], bbox[1], bbox[2], bbox[3]
+            ),
+            SpatialPruning::And(a, b) => write!(f, "({a} AND {b})"),
+            SpatialPruning::Or(a, b) => write!(f, "({a} OR {b})"),
+            SpatialPruning::Nothing => f.write_str("false"),
+            SpatialPruning::Anything => f.write_str("true"),
+        }
+    }
+}
+
+/// The kind of an ordinary column, as far as comparisons on its statistics go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Boolean,
+    Int,
+    Long,
+    Float,
+    String,
+    Date,
+}
+
+/// The columns of a table that pushed filters may name, by kind.
+#[derive(Debug, Clone, Default)]
+pub struct TableColumns {
+    ordinary: HashMap<String, Kind>,
+    geometry: Vec<String>,
+}
+
+impl TableColumns {
+    /// The columns of the table's current schema: planar geometry columns (declared or not)
+    /// take spatial filters, columns of a comparable primitive type take comparisons.
+    pub fn of(table: &Table) -> TableColumns {
+        let mut out = TableColumns::default();
+        for g in table.geo_columns() {
+            if !matches!(g.column_type, geoberg_crs::ColumnType::Geography { .. }) {
+                out.geometry.push(g.name.clone());
+            }
+        }
+        for field in table.metadata().current_schema().as_struct().fields() {
+            if table.geo_columns().iter().any(|g| g.field_id == field.id) {
+                continue;
+            }
+            let kind = match field.field_type.as_ref() {
+                Type::Primitive(PrimitiveType::Boolean) => Kind::Boolean,
+                Type::Primitive(PrimitiveType::Int) => Kind::Int,
+                Type::Primitive(PrimitiveType::Long) => Kind::Long,
+                Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => Kind::Float,
+                Type::Primitive(PrimitiveType::String) => Kind::String,
+                Type::Primitive(PrimitiveType::Date) => Kind::Date,
+                _ => continue,
+            };
+            out.ordinary.insert(field.name.clone(), kind);
+        }
+        out
+    }
+
+    /// The planar geometry columns.
+    pub fn geometry(&self) -> &[String] {
+        &self.geometry
+    }
+}
+
+/// What the scan makes of its pushed filters.
+#[derive(Debug, Clone)]
+pub struct PushedFilters {
+    /// The spatial pruning of all filters together.
+    pub spatial: SpatialPruning,
+    /// A condition every matching row satisfies, on ordinary columns (`None`: none).
+    pub columns: Option<Predicate>,
+    /// The filters that gave [`PushedFilters::columns`] a part, for the Parquet reader.
+    pub column_exprs: Vec<Expr>,
+}
+
+impl PushedFilters {
+    /// Sorts `filters` (the conjuncts DataFusion pushed) by use.
+    pub fn new(filters: &[Expr], columns: &TableColumns) -> PushedFilters {
+        let mut spatial = SpatialPruning::Anything;
+        let mut parts = Vec::new();
+        let mut column_exprs = Vec::new();
+        for f in filters {
+            spatial = spatial.and(SpatialPruning::from_expr(f, columns.geometry()));
+            if let Some(p) = implied(f, columns) {
+                parts.push(p);
+                column_exprs.push(f.clone());
+            }
+        }
+        PushedFilters {
+            spatial,
+            columns: Predicate::and(parts),
+            column_exprs,
+        }
+    }
+
+    /// Whether the scan can prune anything with `filter`.
+    pub fn usable(filter: &Expr, columns: &TableColumns) -> bool {
+        !SpatialPruning::from_expr(filter, columns.geometry()).is_anything()
+            || implied(filter, columns).is_some()
+    }
+}
+
+/// A condition on ordinary columns that every row satisfying `expr` satisfies (parts that
+/// cannot be expressed are dropped from conjunctions), or `None`.
+fn implied(expr: &Expr, columns: &TableColumns) -> Option<Predicate> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::And,
+            right,
+        }) => {
+            let parts: Vec<Predicate> = [implied(left, columns), implied(right, columns)]
+                .into_iter()
+                .flatten()
+                .collect();
+            Predicate::and(parts)
+        }
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Or,
+            right,
+        }) => Predicate::or(vec![implied(left, columns)?, implied(right, columns)?]),
+        _ => exact(expr, columns),
+    }
+}
+
+/// `expr` exactly as a condition on ordinary columns, or `None`.
+fn exact(expr: &Expr, columns: &TableColumns) -> Option<Predicate> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+            Operator::And => Predicate::and(vec![exact(left, columns)?, exact(right, columns)?]),
+            Operator::Or => Predicate::or(vec![exact(left, columns)?, exact(right, columns)?]),
+            _ => {
+                let op = compare_op(*op)?;
+                if let Some(column) = column_of(left) {
+                    let value = literal(right, columns.kind(column)?)?;
+                    return Some(Predicate::Compare {
+                        column: column.to_string(),
+                        op,
+                        value,
+                    });
+                }
+                let column = column_of(right)?;
+                let value = literal(left, columns.kind(column)?)?;
+                Some(Predicate::Compare {
+                    column: column.to_string(),
+                    op: op.flip(),
+                    value,
+                })
+            }
+        },
+        Expr::Not(inner) => Some(Predicate::Not(Box::new(exact(inner, columns)?))),
+        Expr::Between(Between {
+            expr,
+            negated,
+            low,
+            high,
+        }) => {
+            let column = column_of(expr)?;
+            let kind = columns.kind(column)?;
+            Some(Predicate::Between {
+                column: column.to_string(),
+                low: literal(low, kind)?,
+                high: literal(high, kind)?,
+                negated: *negated,
+            })
+        }
+        Expr::InList(list) => {
+            let column = column_of(&list.expr)?;
+            let kind = columns.kind(column)?;
+            let values = list
+                .list
+                .iter()
+                .map(|v| literal(v, kind))
+                .collect::<Option<Vec<_>>>()?;
+            if values.is_empty() {
+                return None;
+            }
+            Some(Predicate::In {
+                column: column.to_string(),
+                values,
+                negated: list.negated,
+            })
+        }
+        Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
+            let column = column_of(inner)?;
+            columns.kind(column)?;
+            Some(Predicate::IsNull {
+                column: column.to_string(),
+                negated: matches!(expr, Expr::IsNotNull(_)),
+            })
+        }
+        _ => None,
+    }
+}
+
+impl TableColumns {
+    fn kind(&self, column: &str) -> Option<Kind> {
+        self.ordinary.get(column).copied()
+    }
+}
+
+fn compare_op(op: Operator) -> Option<CompareOp> {
+    Some(match op {
+        Operator::Eq => CompareOp::Eq,
+        Operator::NotEq => CompareOp::NotEq,
+        Operator::Lt => CompareOp::Lt,
+        Operator::LtEq => CompareOp::LtEq,
+        Operator::Gt => CompareOp::Gt,
+        Operator::GtEq => CompareOp::GtEq,
+        _ => return None,
+    })
+}
+
+fn column_of(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Column(c) => Some(c.name.as_str()),
+        _ => None,
+    }
+}
+
+/// A constant as a literal of the column's kind. `None` for anything the file statistics
+/// could misjudge: NULL (never equal to anything), NaN (ordered above every number by
+/// DataFusion, unordered by the bounds), an integer out of an `int` column's range, a value of
+/// another kind.
+fn literal(expr: &Expr, kind: Kind) -> Option<Literal> {
+    let Expr::Literal(value, _) = expr else {
+        return None;
+    };
+    let integer = match value {
+        ScalarValue::Int8(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::Int16(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::Int32(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::Int64(Some(v)) => Some(*v),
+        ScalarValue::UInt8(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::UInt16(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::UInt32(Some(v)) => Some(i64::from(*v)),
+        ScalarValue::UInt64(Some(v)) => i64::try_from(*v).ok(),
+        _ => None,
+    };
+    let float = match value {
+        ScalarValue::Float32(Some(v)) => Some(f64::from(*v)),
+        ScalarValue::Float64(Some(v)) => Some(*v),
+        _ => None,
+    };
+    match kind {
+        Kind::Int => integer
+            .filter(|v| i32::try_from(*v).is_ok())
+            .map(Literal::Integer),
+        Kind::Long => integer.map(Literal::Integer),
+        Kind::Float => match (integer, float) {
+            (Some(i), _) => Some(Literal::Integer(i)),
+            (_, Some(f)) if !f.is_nan() => Some(Literal::Float(f)),
+            _ => None,
+        },
+        Kind::Boolean => match value {
+            ScalarValue::Boolean(Some(b)) => Some(Literal::Boolean(*b)),
+            _ => None,
+        },
+        Kind::String => match value {
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::LargeUtf8(Some(s))
+            | ScalarValue::Utf8View(Some(s)) => Some(Literal::String(s.clone())),
+            _ => None,
+        },
+        Kind::Date => match value {
+            ScalarValue::Date32(Some(days)) => {
+                let date = civil_date(*days)?;
+                Some(Literal::String(date))
+            }
+            _ => None,
+        },
+    }
+}
+
+/// `YYYY-MM-DD` of a day count since 1970-01-01 (proleptic Gregorian), as Iceberg parses it.
+/// Civil-from-days after Howard Hinnant's algorithm, to avoid a date crate for one conversion.
+fn civil_date(days: i32) -> Option<String> {
+    let z = i64::from(days) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (0..=9999)
+        .contains(&year)
+        .then(|| format!("{year:04}-{month:02}-{day:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::prelude::{col, lit};
+
+    fn columns() -> TableColumns {
+        TableColumns {
+            ordinary: HashMap::from([
+                ("id".to_string(), Kind::Long),
+                ("n".to_string(), Kind::Int),
+                ("x".to_string(), Kind::Float),
+                ("s".to_string(), Kind::String),
+                ("d".to_string(), Kind::Date),
+            ]),
+            geometry: vec!["geom".into()],
+        }
+    }
+
+    #[test]
+    fn comparisons_become_predicates_and_unknown_parts_drop_from_and_only() {
+        let c = columns();
+        let p = implied(&col("id").gt(lit(5i64)).and(col("zzz").eq(lit(1))), &c).unwrap();
+        assert_eq!(p.to_sql(), "id > 5");
+        assert!(implied(&col("id").gt(lit(5i64)).or(col("zzz").eq(lit(1))), &c).is_none());
+        // NOT needs its whole operand: NOT (a AND unknown) implies nothing about a.
+        assert!(implied(&(col("id").gt(lit(5i64)).and(col("zzz").eq(lit(1)))).not(), &c).is_none());
+        let p = implied(&lit(3i64).lt_eq(col("id")), &c).unwrap();
+        assert_eq!(p.to_sql(), "id >= 3");
+        let p = implied(&col("s").in_list(vec![lit("a"), lit("b")], true), &c).unwrap();
+        assert_eq!(p.to_sql(), "s NOT IN ('a', 'b')");
+        let p = implied(&col("x").between(lit(1.5), lit(2)), &c).unwrap();
+        assert_eq!(p.to_sql(), "x BETWEEN 1.5 AND 2");
+        assert!(implied(&col("x").lt(lit(f64::NAN)), &c).is_none());
+        assert!(implied(&col("n").eq(lit(1i64 << 40)), &c).is_none());
+        assert!(implied(&col("id").eq(lit(ScalarValue::Int64(None))), &c).is_none());
+        assert!(implied(&col("id").eq(lit("5")), &c).is_none());
+        let p = implied(&col("s").is_not_null(), &c).unwrap();
+        assert_eq!(p.to_sql(), "s IS NOT NULL");
+        let p = implied(&col("d").eq(lit(ScalarValue::Date32(Some(19_723)))), &c).unwrap();
+        assert_eq!(p.to_sql(), "d = '2024-01-01'");
+    }
+
+    #[test]
+    fn dates_match_the_proleptic_calendar() {
+        assert_eq!(civil_date(0).unwrap(), "1970-01-01");
+        assert_eq!(civil_date(-1).unwrap(), "1969-12-31");
+        assert_eq!(civil_date(11_016).unwrap(), "2000-02-29");
+        assert_eq!(civil_date(59).unwrap(), "1970-03-01");
+    }
+
+    #[test]
+    fn pruning_trees_simplify_and_select() {
+        let a = SpatialPruning::Intersects {
+            column: "g".into(),
+            bbox: [0.0, 0.0, 1.0, 1.0],
+        };
+        assert_eq!(a.clone().and(SpatialPruning::Anything), a);
+        assert_eq!(a.clone().or(SpatialPruning::Anything), SpatialPruning::Anything);
+        assert_eq!(a.clone().or(SpatialPruning::Nothing), a);
+        let both = a.clone().or(SpatialPruning::Intersects {
+            column: "h".into(),
+            bbox: [5.0, 5.0, 6.0, 6.0],
+        });
+        let mut leaf = |column: &str, _| -> Result<_, ()> {
+            Ok(Some(match column {
+                "g" => vec![true, false, false],
+                _ => vec![false, false, true],
+            }))
+        };
+        assert_eq!(both.select(3, &mut leaf).unwrap(), [true, false, true]);
+        assert_eq!(both.columns(), ["g", "h"]);
+        assert_eq!(both.to_string(), "(g && [0, 0, 1, 1] OR h && [5, 5, 6, 6])");
+    }
+}

@@ -1,0 +1,150 @@
+//! Which engine runs a statement: geoberg's table operations go to the table crate, all other
+//! SQL to SedonaDB / DataFusion.
+
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+use geoberg_sql::Statement;
+
+use crate::error::Result;
+
+/// Where a statement runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    /// A geoberg table operation, parsed: `CREATE SPATIAL INDEX`, `CALL ...
+    /// rewrite_data_files`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
+    /// `CREATE TABLE` with a column list (Spark's form: `USING iceberg`, `PARTITIONED BY`,
+    /// `TBLPROPERTIES`).
+    Geoberg(Statement),
+    /// Everything else: queries, `EXPLAIN [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`,
+    /// `DROP TABLE`, `CREATE SCHEMA`, `SET`, ...
+    Engine,
+}
+
+/// Words that start a statement only geoberg runs: their parse errors are geoberg's.
+const GEOBERG_ONLY: [&[&str]; 5] = [
+    &["CREATE", "SPATIAL", "INDEX"],
+    &["CALL"],
+    &["SHOW", "CREATE", "TABLE"],
+    &["SHOW", "TBLPROPERTIES"],
+    &["DESCRIBE"],
+];
+
+/// Decides where `statement` (one statement) runs. A statement that starts like a geoberg
+/// operation and does not parse is an error here; anything else that geoberg does not parse
+/// goes to the engine, which reports its own errors.
+pub fn route(statement: &str) -> Result<Route> {
+    match geoberg_sql::parse(statement) {
+        Ok(
+            s @ (Statement::Rewrite(_)
+            | Statement::CreateTable(_)
+            | Statement::ShowCreateTable(_)
+            | Statement::ShowTblProperties { .. }
+            | Statement::Describe(_)),
+        ) => Ok(Route::Geoberg(s)),
+        Ok(_) => Ok(Route::Engine),
+        Err(e) => {
+            let words = leading_words(statement, 3);
+            let geoberg_only = GEOBERG_ONLY.iter().any(|prefix| {
+                words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
+            }) || words.first().is_some_and(|w| w == "DESC");
+            match geoberg_only {
+                true => Err(e.into()),
+                false => Ok(Route::Engine),
+            }
+        }
+    }
+}
+
+/// The first `n` keywords of a statement, upper-cased (comments and whitespace skipped).
+fn leading_words(statement: &str, n: usize) -> Vec<String> {
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, statement).tokenize() else {
+        return Vec::new();
+    };
+    tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .take(n)
+        .map_while(|t| match t {
+            Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Splits a script into statements at top-level `;` (a `;` inside a string, a quoted name or
+/// a comment does not split). Empty statements are dropped; text that does not tokenize is
+/// returned whole, for the parser to report.
+pub fn split_statements(text: &str) -> Vec<String> {
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, text).tokenize() else {
+        return match text.trim().is_empty() {
+            true => Vec::new(),
+            false => vec![text.trim().to_string()],
+        };
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut has_content = false;
+    for token in tokens {
+        match token {
+            Token::SemiColon => {
+                if has_content {
+                    out.push(current.trim().to_string());
+                }
+                current.clear();
+                has_content = false;
+            }
+            Token::Whitespace(Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_))
+            | Token::Whitespace(_) => current.push_str(&token.to_string()),
+            token => {
+                has_content = true;
+                current.push_str(&token.to_string());
+            }
+        }
+    }
+    if has_content {
+        out.push(current.trim().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geoberg_statements_take_their_own_path() {
+        let r = route("CREATE SPATIAL INDEX FOR db.t USING hilbert(geom, 16)").unwrap();
+        assert!(matches!(r, Route::Geoberg(Statement::Rewrite(_))), "{r:?}");
+        assert!(matches!(
+            route("show create table db.t").unwrap(),
+            Route::Geoberg(Statement::ShowCreateTable(_))
+        ));
+        assert!(matches!(
+            route("CREATE TABLE db.t (id bigint, g geometry(4326)) USING iceberg").unwrap(),
+            Route::Geoberg(Statement::CreateTable(_))
+        ));
+        for engine in [
+            "SELECT state, count(*) FROM db.t GROUP BY state",
+            "EXPLAIN ANALYZE SELECT * FROM db.t",
+            "INSERT INTO db.t VALUES (1)",
+            "CREATE TABLE db.u AS SELECT * FROM db.t",
+            "DROP TABLE db.t",
+        ] {
+            assert_eq!(route(engine).unwrap(), Route::Engine, "{engine}");
+        }
+        // A malformed geoberg statement is geoberg's error, not the engine's.
+        let err = route("CREATE SPATIAL INDEX FOR db.t USING zorder(geom)").unwrap_err();
+        assert!(err.to_string().to_lowercase().contains("hilbert"), "{err}");
+    }
+
+    #[test]
+    fn scripts_split_at_top_level_semicolons() {
+        let parts = split_statements(
+            "SELECT 'a;b' AS x; -- a comment; with a semicolon\nSELECT \"c;d\" FROM t;;\n",
+        );
+        assert_eq!(parts.len(), 2, "{parts:?}");
+        assert_eq!(parts[0], "SELECT 'a;b' AS x");
+        assert!(parts[1].ends_with("SELECT \"c;d\" FROM t"), "{parts:?}");
+        assert!(split_statements("  ;\n").is_empty());
+    }
+}

@@ -1,0 +1,306 @@
+//! The scan node: what geoberg planned (files, row groups, partitions, the pruning boxes and
+//! counters) around DataFusion's own Parquet reader, which does the reading (projection,
+//! limit, row-group statistics pruning with the ordinary filters, parallel partitions).
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use datafusion::common::Statistics;
+use datafusion::common::stats::Precision;
+use datafusion::config::{ParquetOptions, TableParquetOptions};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::{
+    CachedParquetFileReaderFactory, ParquetAccessPlan,
+};
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::Result;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use serde::{Deserialize, Serialize};
+
+use crate::pushdown::SpatialPruning;
+use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
+use crate::store::object_store_url;
+
+/// Everything a scan node is, apart from its schema and Parquet predicate: what
+/// [`crate::GeobergPhysicalCodec`] ships to another process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanSpec {
+    /// `namespace.table`.
+    pub table: String,
+    /// The metadata file of the table version planned.
+    pub metadata_location: String,
+    /// Columns of the table schema to return, by index (`None`: all).
+    pub projection: Option<Vec<usize>>,
+    /// Rows to return at most (per partition, then overall above the scan).
+    pub limit: Option<usize>,
+    /// The files each partition reads.
+    pub partitions: Vec<Vec<FileSlice>>,
+    /// The spatial boxes files and row groups were pruned on.
+    pub spatial: SpatialPruning,
+    /// The condition on ordinary columns files were pruned on (as SQL), if any.
+    pub columns: Option<String>,
+    /// What was skipped, and why.
+    pub summary: PruningSummary,
+}
+
+/// Reads a geoberg table: the data files and row groups geoberg kept, through DataFusion's
+/// Parquet reader. `EXPLAIN` shows the pruning; `EXPLAIN ANALYZE` shows it as metrics
+/// (`files_total`, `files_skipped`, `files_read`, `row_groups_total`, `row_groups_skipped`,
+/// `bytes_total`, `bytes_skipped`, `bytes_read`) beside the reader's own.
+#[derive(Debug, Clone)]
+pub struct GeobergScanExec {
+    spec: Arc<ScanSpec>,
+    schema: SchemaRef,
+    predicate: Option<Arc<dyn PhysicalExpr>>,
+    parquet: ParquetOptions,
+    inner: Arc<dyn ExecutionPlan>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl GeobergScanExec {
+    /// A scan of `spec` over `schema` (the table's full Arrow schema); `predicate`, over the
+    /// same schema, lets the Parquet reader skip row groups on their statistics.
+    pub fn try_new(
+        spec: ScanSpec,
+        schema: SchemaRef,
+        predicate: Option<Arc<dyn PhysicalExpr>>,
+        runtime: &RuntimeEnv,
+        parquet: ParquetOptions,
+    ) -> Result<Self> {
+        let inner = build_reader(&spec, &schema, predicate.as_ref(), runtime, &parquet)?;
+        let metrics = ExecutionPlanMetricsSet::new();
+        let s = &spec.summary;
+        let bytes_read_rg = s.bytes_read.saturating_sub(s.row_group_bytes_skipped);
+        for (name, value) in [
+            ("files_total", s.files_total as u64),
+            (
+                "files_skipped",
+                (s.files_skipped_spatial + s.files_skipped_columns) as u64,
+            ),
+            ("files_read", s.files_read as u64),
+            ("row_groups_total", s.row_groups_total as u64),
+            ("row_groups_skipped", s.row_groups_skipped as u64),
+            ("bytes_total", s.bytes_total),
+            ("bytes_skipped", s.bytes_total - bytes_read_rg),
+            ("bytes_read", bytes_read_rg),
+        ] {
+            MetricBuilder::new(&metrics)
+                .global_counter(name)
+                .add(usize::try_from(value).unwrap_or(usize::MAX));
+        }
+        Ok(GeobergScanExec {
+            spec: Arc::new(spec),
+            schema,
+            predicate,
+            parquet,
+            inner,
+            metrics,
+        })
+    }
+
+    /// The plan: files, boxes, counters.
+    pub fn spec(&self) -> &ScanSpec {
+        &self.spec
+    }
+
+    /// The table's full Arrow schema (before projection).
+    pub fn table_schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The filter the Parquet reader prunes row groups with.
+    pub fn predicate(&self) -> Option<&Arc<dyn PhysicalExpr>> {
+        self.predicate.as_ref()
+    }
+
+    /// The Parquet options the reader was built with.
+    pub fn parquet_options(&self) -> &ParquetOptions {
+        &self.parquet
+    }
+}
+
+/// DataFusion's Parquet reader over the planned slices: each slice's row groups as a
+/// `ParquetAccessPlan`, footers through the runtime's metadata cache (planning filled it).
+fn build_reader(
+    spec: &ScanSpec,
+    schema: &SchemaRef,
+    predicate: Option<&Arc<dyn PhysicalExpr>>,
+    runtime: &RuntimeEnv,
+    parquet: &ParquetOptions,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let url = object_store_url();
+    let store = runtime.object_store(&url)?;
+    let cache = runtime.cache_manager.get_file_metadata_cache();
+    let options = TableParquetOptions {
+        global: parquet.clone(),
+        ..TableParquetOptions::default()
+    };
+    let mut source = ParquetSource::new(Arc::clone(schema))
+        .with_table_parquet_options(options)
+        .with_parquet_file_reader_factory(Arc::new(CachedParquetFileReaderFactory::new(
+            store, cache,
+        )));
+    if let Some(p) = predicate {
+        source = source.with_predicate(Arc::clone(p));
+    }
+    // Row counts are exact only when the reader prunes nothing beyond what was planned.
+    let exact_rows = predicate.is_none();
+    let groups = spec
+        .partitions
+        .iter()
+        .map(|slices| {
+            slices
+                .iter()
+                .map(|s| partitioned_file(s, schema, exact_rows))
+                .collect::<Result<Vec<_>>>()
+                .map(FileGroup::new)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let config = FileScanConfigBuilder::new(url, Arc::new(source))
+        .with_file_groups(groups)
+        .with_projection_indices(spec.projection.clone())?
+        .with_limit(spec.limit)
+        .build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+fn partitioned_file(slice: &FileSlice, schema: &SchemaRef, exact_rows: bool) -> Result<PartitionedFile> {
+    let mut file = PartitionedFile::new_from_meta(object_meta(&slice.location, slice.size)?);
+    if let Some(selection) = &slice.row_groups {
+        let mut plan = ParquetAccessPlan::new_none(selection.count);
+        for &i in &selection.read {
+            plan.scan(i);
+        }
+        // Later, deletion vectors become row selections of the same access plan.
+        file = file.with_extension(plan);
+    }
+    if let (true, Some(rows)) = (exact_rows, slice.rows) {
+        let rows = usize::try_from(rows).map_or(Precision::Absent, Precision::Exact);
+        file = file.with_statistics(Arc::new(Statistics::new_unknown(schema).with_num_rows(rows)));
+    }
+    Ok(file)
+}
+
+impl DisplayAs for GeobergScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.spec.summary;
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(
+                    f,
+                    "GeobergScanExec: table={}, files={} of {} read ({} skipped on spatial \
+                     bounds, {} on column bounds)",
+                    self.spec.table,
+                    s.files_read,
+                    s.files_total,
+                    s.files_skipped_spatial,
+                    s.files_skipped_columns
+                )?;
+                if s.footers_read {
+                    write!(
+                        f,
+                        ", row_groups={} of {} read ({} skipped on geo statistics)",
+                        s.row_groups_total - s.row_groups_skipped,
+                        s.row_groups_total,
+                        s.row_groups_skipped
+                    )?;
+                }
+                write!(
+                    f,
+                    ", bytes={} of {}",
+                    s.bytes_read - s.row_group_bytes_skipped,
+                    s.bytes_total
+                )?;
+                if !self.spec.spatial.is_anything() {
+                    write!(f, ", spatial=[{}]", self.spec.spatial)?;
+                }
+                if let Some(columns) = &self.spec.columns {
+                    write!(f, ", columns=[{columns}]")?;
+                }
+                if let Some(limit) = self.spec.limit {
+                    write!(f, ", limit={limit}")?;
+                }
+                write!(f, ", partitions={}", self.spec.partitions.len())?;
+                if !s.reasons.is_empty() {
+                    write!(f, ", reasons=[{}]", s.reasons.join("; "))?;
+                }
+                if matches!(t, DisplayFormatType::Verbose) {
+                    write!(f, ", reader=")?;
+                    if let Some(inner) = self.inner.downcast_ref::<DataSourceExec>() {
+                        inner.fmt_as(t, f)?;
+                    }
+                }
+                Ok(())
+            }
+            DisplayFormatType::TreeRender => {
+                writeln!(f, "table={}", self.spec.table)?;
+                writeln!(f, "files={} of {}", s.files_read, s.files_total)?;
+                write!(f, "partitions={}", self.spec.partitions.len())
+            }
+        }
+    }
+}
+
+impl ExecutionPlan for GeobergScanExec {
+    fn name(&self) -> &str {
+        "GeobergScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.inner.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        self.inner.execute(partition, context)
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        let mut set = self.metrics.clone_inner();
+        if let Some(reader) = self.inner.metrics() {
+            for metric in reader.iter() {
+                set.push(Arc::clone(metric));
+            }
+        }
+        Some(set)
+    }
+
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        self.inner.partition_statistics(partition)
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        let inner = self.inner.with_fetch(limit)?;
+        let mut spec = (*self.spec).clone();
+        spec.limit = limit;
+        Some(Arc::new(GeobergScanExec {
+            spec: Arc::new(spec),
+            inner,
+            ..self.clone()
+        }))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.spec.limit
+    }
+}

@@ -1,0 +1,396 @@
+//! Planning a scan in geoberg's terms: which data files (Iceberg bounds, through the table's
+//! cached file index and `files_matching`), which of their row groups (Parquet geo
+//! statistics), and how the work spreads over DataFusion's partitions.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::error::Result;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use futures::StreamExt;
+use geoberg_crs::ColumnType;
+use geoberg_geostats::BBox;
+use geoberg_pruning::{FileBounds, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_table::Table;
+use object_store::{ObjectMeta, ObjectStore};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use serde::{Deserialize, Serialize};
+
+use crate::pushdown::{PushedFilters, SpatialPruning};
+use crate::store::object_path;
+
+/// Footers read at once while planning.
+const FOOTER_READS_IN_FLIGHT: usize = 16;
+
+/// One file (or some of its row groups) that one partition reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileSlice {
+    /// The data file's location in the manifest (`file:///...`).
+    pub location: String,
+    /// File size in bytes (from the manifest).
+    pub size: u64,
+    /// The row groups to read, when the footer was read at planning; `None`: all.
+    pub row_groups: Option<RowGroupSelection>,
+    /// Rows this slice returns, when known (the manifest's count, or the kept row groups').
+    pub rows: Option<u64>,
+}
+
+/// The row groups of a file to read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowGroupSelection {
+    /// Row groups in the file.
+    pub count: usize,
+    /// Indices to read, ascending.
+    pub read: Vec<usize>,
+}
+
+/// What planning skipped and why: the scan node's display and metrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PruningSummary {
+    /// Live data files of the snapshot.
+    pub files_total: usize,
+    /// Files skipped on their spatial bounds.
+    pub files_skipped_spatial: usize,
+    /// Files (of those not skipped spatially) skipped on column bounds or partition values.
+    pub files_skipped_columns: usize,
+    /// Files read.
+    pub files_read: usize,
+    /// Bytes of all live data files.
+    pub bytes_total: u64,
+    /// Bytes of the files read.
+    pub bytes_read: u64,
+    /// Row groups in the files read, when their footers were read at planning.
+    pub row_groups_total: usize,
+    /// Row groups skipped on their Parquet geo statistics.
+    pub row_groups_skipped: usize,
+    /// Compressed bytes of the skipped row groups.
+    pub row_group_bytes_skipped: u64,
+    /// Whether the footers of the files read were read at planning.
+    pub footers_read: bool,
+    /// How the decisions were made, and why nothing could be skipped where so.
+    pub reasons: Vec<String>,
+}
+
+/// The files to read, before their footers are looked at.
+#[derive(Debug, Clone)]
+pub(crate) struct FileChoice {
+    pub files: Vec<FileBounds>,
+    pub summary: PruningSummary,
+}
+
+/// Chooses the data files of `table`'s current snapshot that may hold a row matching `pushed`.
+/// Blocking (reads manifests): run it off the async threads.
+pub(crate) fn choose_files(
+    table: &Table,
+    pushed: &PushedFilters,
+) -> geoberg_table::Result<FileChoice> {
+    let mut reasons = Vec::new();
+    let spatial_columns = pushed.spatial.columns();
+    let indexed = spatial_columns
+        .first()
+        .and_then(|c| table.file_index(c).ok())
+        .map(|index| index.files().entries().to_vec());
+    let files = match indexed {
+        Some(files) => files,
+        None => table.scan().plan()?.files,
+    };
+    let n = files.len();
+    let position: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+
+    let mut explained = HashSet::new();
+    let mut leaf = |column: &str, bbox: [f64; 4]| -> geoberg_table::Result<Option<Vec<bool>>> {
+        let index = match table.file_index(column) {
+            Ok(index) => index,
+            Err(e) => {
+                reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
+                return Ok(None);
+            }
+        };
+        if explained.insert(column.to_string()) {
+            reasons.extend(index.reasons().iter().cloned());
+        }
+        let window = BBox::new(bbox[0], bbox[1], bbox[2], bbox[3]);
+        let plan = match index.plan(&SpatialFilter::intersects(window)) {
+            Ok(plan) => plan,
+            Err(e) => {
+                reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
+                return Ok(None);
+            }
+        };
+        let entries = index.files().entries();
+        if entries.len() != n || entries.iter().any(|e| !position.contains_key(e.path.as_str())) {
+            reasons.push(format!(
+                "no spatial file skipping on {column:?}: its file index does not list the \
+                 snapshot's files"
+            ));
+            return Ok(None);
+        }
+        let summary = [plan.read_summary(), plan.skip_summary()];
+        if !summary[0].is_empty() {
+            reasons.push(format!("{column}: files read: {}", summary[0].join(", ")));
+        }
+        if !summary[1].is_empty() {
+            reasons.push(format!("{column}: files skipped: {}", summary[1].join(", ")));
+        }
+        let mut keep = vec![false; n];
+        for i in plan.read_indices() {
+            keep[position[entries[i].path.as_str()]] = true;
+        }
+        Ok(Some(keep))
+    };
+    let spatial_keep = pushed.spatial.select(n, &mut leaf)?;
+
+    let column_keep = match &pushed.columns {
+        None => vec![true; n],
+        Some(predicate) => match table.files_matching(predicate) {
+            Ok(matching) => {
+                let paths: HashSet<&str> = matching.iter().map(|f| f.file_path()).collect();
+                files.iter().map(|f| paths.contains(f.path.as_str())).collect()
+            }
+            Err(e) => {
+                reasons.push(format!("no file skipping on {}: {e}", predicate.to_sql()));
+                vec![true; n]
+            }
+        },
+    };
+    if pushed.spatial.is_anything() && pushed.columns.is_none() {
+        reasons.push("no filter the files' bounds can decide: every file is read".into());
+    }
+
+    let mut summary = PruningSummary {
+        files_total: n,
+        ..PruningSummary::default()
+    };
+    let mut kept = Vec::new();
+    for ((file, spatial), column) in files.into_iter().zip(spatial_keep).zip(column_keep) {
+        summary.bytes_total += file.size_in_bytes;
+        match (spatial, column) {
+            (false, _) => summary.files_skipped_spatial += 1,
+            (true, false) => summary.files_skipped_columns += 1,
+            (true, true) => {
+                summary.files_read += 1;
+                summary.bytes_read += file.size_in_bytes;
+                kept.push(file);
+            }
+        }
+    }
+    summary.reasons = reasons;
+    Ok(FileChoice {
+        files: kept,
+        summary,
+    })
+}
+
+/// The object metadata a data file is read and cached under. Data files never change once
+/// written, so the manifest's size and a fixed modification time identify them.
+pub(crate) fn object_meta(location: &str, size: u64) -> Result<ObjectMeta> {
+    Ok(ObjectMeta {
+        location: object_path(location)?,
+        last_modified: chrono::DateTime::UNIX_EPOCH,
+        size,
+        e_tag: None,
+        version: None,
+    })
+}
+
+/// Reads the footers of `files` (through DataFusion's file metadata cache, so that the scan
+/// does not read them again).
+pub(crate) async fn read_footers(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<dyn FileMetadataCache>,
+    files: &[FileBounds],
+) -> Result<Vec<Arc<ParquetMetaData>>> {
+    let metas = files
+        .iter()
+        .map(|f| object_meta(&f.path, f.size_in_bytes))
+        .collect::<Result<Vec<_>>>()?;
+    let reads = metas.into_iter().map(|meta| {
+        let store = Arc::clone(store);
+        let cache = Arc::clone(cache);
+        async move {
+            DFParquetMetadata::new(store.as_ref(), &meta)
+                .with_file_metadata_cache(Some(cache))
+                .with_page_index_policy(Some(PageIndexPolicy::Skip))
+                .fetch_metadata()
+                .await
+        }
+    });
+    futures::stream::iter(reads)
+        .buffered(FOOTER_READS_IN_FLIGHT)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// The row groups of one file that may hold a matching row, by their geo statistics.
+pub(crate) fn select_row_groups(
+    footer: &ParquetMetaData,
+    spatial: &SpatialPruning,
+    column_types: &HashMap<String, ColumnType>,
+) -> Vec<bool> {
+    let row_groups = footer.row_groups();
+    let leaves = footer.file_metadata().schema_descr();
+    let mut leaf = |column: &str, bbox: [f64; 4]| -> std::result::Result<_, ()> {
+        let Some(column_type) = column_types.get(column) else {
+            return Ok(None);
+        };
+        // Parquet geo statistics bound the vertices, not geodesic edges: useless for geography.
+        if matches!(column_type, ColumnType::Geography { .. }) {
+            return Ok(None);
+        }
+        let Some(index) = (0..leaves.num_columns()).find(|&i| {
+            let path = leaves.column(i).path().parts().to_vec();
+            path.len() == 1 && path[0] == column
+        }) else {
+            return Ok(None);
+        };
+        let groups: Vec<RowGroupBounds> = row_groups
+            .iter()
+            .map(|rg| {
+                let chunk = rg.column(index);
+                let bbox = chunk
+                    .geo_statistics()
+                    .and_then(|g| g.bounding_box())
+                    .map(|b| BBox::new(b.get_xmin(), b.get_ymin(), b.get_xmax(), b.get_ymax()));
+                let rows = rg.num_rows().max(0) as u64;
+                let all_null = chunk
+                    .statistics()
+                    .and_then(|s| s.null_count_opt())
+                    .is_some_and(|nulls| rows > 0 && nulls == rows);
+                RowGroupBounds::new(rows, rg.compressed_size().max(0) as u64, bbox)
+                    .with_all_null(all_null)
+            })
+            .collect();
+        let window = BBox::new(bbox[0], bbox[1], bbox[2], bbox[3]);
+        Ok(
+            prune_row_groups(column_type, &SpatialFilter::intersects(window), &groups)
+                .ok()
+                .map(|plan| {
+                    let mut keep = vec![false; groups.len()];
+                    for i in plan.read_indices() {
+                        keep[i] = true;
+                    }
+                    keep
+                }),
+        )
+    };
+    spatial
+        .select(row_groups.len(), &mut leaf)
+        .unwrap_or_else(|()| vec![true; row_groups.len()])
+}
+
+/// A unit of work: a whole file, or one row group of it.
+struct Unit {
+    file: usize,
+    row_group: Option<usize>,
+    bytes: u64,
+    rows: Option<u64>,
+}
+
+/// Spreads the files (and, where their footers are known, their row groups) over at most
+/// `target_partitions` partitions of about equal bytes, keeping each file's row groups in
+/// order and together where they fall in one partition.
+pub(crate) fn partition(
+    files: &[FileBounds],
+    selections: &[Option<(RowGroupSelection, Vec<(u64, u64)>)>],
+    target_partitions: usize,
+) -> Vec<Vec<FileSlice>> {
+    let mut units = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        match &selections[i] {
+            Some((selection, sizes)) => units.extend(selection.read.iter().map(|&rg| Unit {
+                file: i,
+                row_group: Some(rg),
+                bytes: sizes[rg].0.max(1),
+                rows: Some(sizes[rg].1),
+            })),
+            None => units.push(Unit {
+                file: i,
+                row_group: None,
+                bytes: file.size_in_bytes.max(1),
+                rows: Some(file.record_count),
+            }),
+        }
+    }
+    let total: u64 = units.iter().map(|u| u.bytes).sum();
+    let target_partitions = target_partitions.max(1);
+    let share = total.div_ceil(target_partitions as u64).max(1);
+    let mut partitions: Vec<Vec<FileSlice>> = Vec::new();
+    let mut current: Vec<FileSlice> = Vec::new();
+    let mut filled = 0u64;
+    for unit in units {
+        if filled >= share && partitions.len() + 1 < target_partitions {
+            partitions.push(std::mem::take(&mut current));
+            filled = 0;
+        }
+        filled += unit.bytes;
+        let file = &files[unit.file];
+        match (unit.row_group, current.last_mut()) {
+            (Some(rg), Some(last)) if last.location == file.path && last.row_groups.is_some() => {
+                if let Some(sel) = last.row_groups.as_mut() {
+                    sel.read.push(rg);
+                }
+                last.rows = last.rows.zip(unit.rows).map(|(a, b)| a + b);
+            }
+            (row_group, _) => current.push(FileSlice {
+                location: file.path.clone(),
+                size: file.size_in_bytes,
+                row_groups: row_group.map(|rg| RowGroupSelection {
+                    count: selections[unit.file]
+                        .as_ref()
+                        .map_or(0, |(s, _)| s.count),
+                    read: vec![rg],
+                }),
+                rows: unit.rows,
+            }),
+        }
+    }
+    if !current.is_empty() || partitions.is_empty() {
+        partitions.push(current);
+    }
+    partitions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, bytes: u64) -> FileBounds {
+        FileBounds::new(name, 10, bytes, None)
+    }
+
+    #[test]
+    fn files_spread_by_size_and_row_groups_split_across_partitions() {
+        let files = [file("a", 100), file("b", 100), file("c", 100), file("d", 100)];
+        let none = vec![None; 4];
+        let parts = partition(&files, &none, 2);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
+
+        // One file of four row groups, two of them kept, over four partitions.
+        let one = [file("big", 400)];
+        let sel = vec![Some((
+            RowGroupSelection {
+                count: 4,
+                read: vec![0, 2, 3],
+            },
+            vec![(100, 5), (100, 5), (100, 5), (100, 5)],
+        ))];
+        let parts = partition(&one, &sel, 4);
+        let read: Vec<Vec<usize>> = parts
+            .iter()
+            .flat_map(|p| p.iter().map(|s| s.row_groups.clone().unwrap().read))
+            .collect();
+        assert_eq!(read, [vec![0], vec![2], vec![3]]);
+        assert!(parts.iter().flatten().all(|s| s.rows == Some(5)));
+
+        // Nothing to read: one empty partition.
+        assert_eq!(partition(&[], &[], 8), vec![Vec::<FileSlice>::new()]);
+    }
+}

@@ -1,0 +1,243 @@
+//! Sessions: a SedonaDB context with a geoberg catalog registered, and the one entry point
+//! that runs any statement (geoberg's table operations and engine SQL alike).
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use datafusion::execution::FunctionRegistry;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::sql::parser::DFParser;
+use geoberg_table::Catalog;
+use sedona::context::SedonaContext;
+
+use crate::catalog::GeobergCatalogProvider;
+use crate::crs_literal::ConstantGeometryCrs;
+use crate::error::{Error, Result};
+use crate::route::{Route, route, split_statements};
+use crate::type_planner::GeobergTypePlanner;
+
+/// A SedonaDB context whose catalog `catalog_name` is the geoberg `catalog`, made the default
+/// catalog (so `SELECT * FROM ns.t` and `SELECT * FROM <catalog_name>.ns.t` both work), with
+/// `geometry(<srid>)` / `geography(<srid>)` column types for `CREATE TABLE` and seed 004's
+/// rule for constant geometries without CRS in spatial predicates
+/// ([`ConstantGeometryCrs`]).
+pub async fn sedona_context(
+    catalog: Arc<dyn Catalog>,
+    catalog_name: &str,
+) -> Result<(SedonaContext, GeobergCatalogProvider)> {
+    let context = SedonaContext::new_local_interactive().await?;
+    let set_crs = context.ctx.udf("st_setcrs")?;
+    {
+        let state = context.ctx.state_ref();
+        let mut state = state.write();
+        let rebuilt = SessionStateBuilder::new_from_existing(state.clone())
+            .with_type_planner(Arc::new(GeobergTypePlanner))
+            .build();
+        *state = rebuilt;
+        state.register_function_rewrite(Arc::new(ConstantGeometryCrs::new(set_crs)))?;
+    }
+    let provider = GeobergCatalogProvider::new(catalog);
+    context
+        .ctx
+        .register_catalog(catalog_name, Arc::new(provider.clone()));
+    context
+        .ctx
+        .state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .catalog
+        .default_catalog = catalog_name.to_string();
+    Ok((context, provider))
+}
+
+/// What one statement returned.
+#[derive(Debug, Clone)]
+pub struct StatementOutput {
+    /// The statement, as split from the input.
+    pub statement: String,
+    /// Its result rows (none for DDL).
+    pub batches: Vec<RecordBatch>,
+    /// Messages for the user: what a DDL statement did, a geometry column created without a
+    /// declared CRS, ...
+    pub notices: Vec<String>,
+}
+
+/// Runs SQL over a geoberg catalog: geoberg's table operations through the table crate,
+/// everything else through SedonaDB / DataFusion (see [`route`]).
+///
+/// ```no_run
+/// # async fn f(catalog: std::sync::Arc<dyn geoberg_table::Catalog>) -> geoberg_datafusion::Result<()> {
+/// let session = geoberg_datafusion::Session::new(catalog, "geoberg").await?;
+/// let batches = session.sql("SELECT count(*) FROM geo.points").await?;
+/// println!("{}", geoberg_datafusion::pretty_format(&batches)?);
+/// # Ok(()) }
+/// ```
+pub struct Session {
+    context: SedonaContext,
+    provider: GeobergCatalogProvider,
+    catalog_name: String,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("catalog_name", &self.catalog_name)
+            .field("catalog", self.provider.catalog())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session over `catalog`, known in SQL as `catalog_name`.
+    pub async fn new(catalog: Arc<dyn Catalog>, catalog_name: &str) -> Result<Session> {
+        let (context, provider) = sedona_context(catalog, catalog_name).await?;
+        Ok(Session {
+            context,
+            provider,
+            catalog_name: catalog_name.to_string(),
+        })
+    }
+
+    /// The SedonaDB context (for DataFrames, registering more tables, settings).
+    pub fn context(&self) -> &SedonaContext {
+        &self.context
+    }
+
+    /// The catalog's name in SQL.
+    pub fn catalog_name(&self) -> &str {
+        &self.catalog_name
+    }
+
+    /// Runs every statement of `text` in order and returns the rows of the last one.
+    pub async fn sql(&self, text: &str) -> Result<Vec<RecordBatch>> {
+        Ok(self
+            .execute(text)
+            .await?
+            .pop()
+            .map(|o| o.batches)
+            .unwrap_or_default())
+    }
+
+    /// Runs every statement of `text` (split at top-level `;`) in order, stopping at the first
+    /// error. Every statement is parsed first, so a syntax error anywhere runs nothing.
+    pub async fn execute(&self, text: &str) -> Result<Vec<StatementOutput>> {
+        let statements = split_statements(text);
+        if statements.is_empty() {
+            return Err(Error::Invalid {
+                what: "SQL",
+                value: text.trim().to_string(),
+                fix: "give a statement, e.g. SELECT count(*) FROM db.t".into(),
+            });
+        }
+        let mut routed = Vec::with_capacity(statements.len());
+        for s in statements {
+            let r = route(&s)?;
+            if r == Route::Engine {
+                DFParser::parse_sql(&s)?;
+            }
+            routed.push((s, r));
+        }
+        let mut out = Vec::with_capacity(routed.len());
+        for (statement, r) in routed {
+            let result = self.run(&statement, r).await;
+            let mut notices = self.provider.take_notices();
+            let (batches, more) = result?;
+            notices.extend(more);
+            out.push(StatementOutput {
+                statement,
+                batches,
+                notices,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn run(&self, statement: &str, r: Route) -> Result<(Vec<RecordBatch>, Vec<String>)> {
+        match r {
+            Route::Engine => {
+                let frame = self.context.sql(statement).await?;
+                Ok((frame.collect().await?, Vec::new()))
+            }
+            Route::Geoberg(parsed) => {
+                let catalog = Arc::clone(self.provider.catalog());
+                let name = self.catalog_name.clone();
+                tokio::task::spawn_blocking(move || {
+                    let mut notices = Vec::new();
+                    let batches = crate::statements::run(&catalog, &name, &parsed, &mut notices)?;
+                    Ok((batches, notices))
+                })
+                .await
+                .map_err(|e| Error::Unsupported {
+                    what: "the statement".into(),
+                    fix: format!("it stopped unexpectedly ({e}); run it again"),
+                })?
+            }
+        }
+    }
+}
+
+/// A [`Session`] for code that is not async: it owns a multi-threaded Tokio runtime and
+/// waits for each statement. Use it from `main` or a CLI, never from inside async code (its
+/// methods refuse to run there, with [`Error::InsideAsyncRuntime`]).
+#[derive(Debug)]
+pub struct BlockingSession {
+    session: Session,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl BlockingSession {
+    /// A session over `catalog`, known in SQL as `catalog_name`.
+    pub fn new(catalog: Arc<dyn Catalog>, catalog_name: &str) -> Result<BlockingSession> {
+        ensure_blocking_allowed("new")?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::Runtime)?;
+        let session = runtime.block_on(Session::new(catalog, catalog_name))?;
+        Ok(BlockingSession {
+            session,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// The async session inside.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// [`Session::sql`], waiting for it.
+    pub fn sql(&self, text: &str) -> Result<Vec<RecordBatch>> {
+        ensure_blocking_allowed("sql")?;
+        self.runtime().block_on(self.session.sql(text))
+    }
+
+    /// [`Session::execute`], waiting for it.
+    pub fn execute(&self, text: &str) -> Result<Vec<StatementOutput>> {
+        ensure_blocking_allowed("execute")?;
+        self.runtime().block_on(self.session.execute(text))
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        // Present from `new` until `drop`.
+        self.runtime
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("the runtime lives as long as the session"))
+    }
+}
+
+impl Drop for BlockingSession {
+    fn drop(&mut self) {
+        // Shutting down without waiting is allowed anywhere, even inside another runtime.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn ensure_blocking_allowed(method: &'static str) -> Result<()> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(_) => Err(Error::InsideAsyncRuntime { method }),
+        Err(_) => Ok(()),
+    }
+}

@@ -1,0 +1,270 @@
+//! geoberg's own statements, run by the table crate, with their results as Arrow batches.
+
+use std::sync::Arc;
+
+use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use geoberg_crs::{ColumnType as GeoType, Crs};
+use geoberg_sql::{
+    ColumnType as SqlType, CreateTableRequest, PartitionTransform, Statement, TableName,
+};
+use geoberg_table::{Catalog, Column, CreateTable, DataType, PartitionField, Table, TableIdent};
+use iceberg::spec::Transform;
+
+use crate::error::{Error, Result};
+
+/// Runs a geoberg statement against `catalog` (named `catalog_name` in SQL). Blocking.
+pub(crate) fn run(
+    catalog: &Arc<dyn Catalog>,
+    catalog_name: &str,
+    statement: &Statement,
+    notices: &mut Vec<String>,
+) -> Result<Vec<RecordBatch>> {
+    match statement {
+        Statement::CreateTable(request) => {
+            let ident = resolve(catalog_name, &request.table)?;
+            let create = create_table(request)?;
+            if catalog.metadata_location(&ident)?.is_some() {
+                if request.if_not_exists {
+                    notices.push(format!("table {ident} exists, unchanged"));
+                    return Ok(Vec::new());
+                }
+                return Err(geoberg_table::Error::TableAlreadyExists(ident.to_string()).into());
+            }
+            let namespace = ident.namespace_str();
+            if !catalog.namespace_exists(&namespace)? {
+                catalog.create_namespace(&namespace)?;
+            }
+            create.create(Arc::clone(catalog), &ident)?;
+            notices.push(format!("created table {ident}"));
+            Ok(Vec::new())
+        }
+        Statement::Rewrite(request) => {
+            let table = load(catalog, catalog_name, &request.table)?;
+            let (table, report) = table.execute_rewrite(request)?;
+            notices.push(format!(
+                "rewrote table {}: {} files ({} bytes) replaced by {} files",
+                table.ident(),
+                report.rewritten_data_files_count,
+                report.rewritten_bytes_count,
+                report.added_data_files_count
+            ));
+            let counts = [
+                ("rewritten_data_files_count", report.rewritten_data_files_count),
+                ("added_data_files_count", report.added_data_files_count),
+                ("rewritten_bytes_count", report.rewritten_bytes_count),
+                ("failed_data_files_count", report.failed_data_files_count),
+                ("removed_delete_files_count", report.removed_delete_files_count),
+            ];
+            let schema = Schema::new(
+                counts
+                    .iter()
+                    .map(|(name, _)| Field::new(*name, ArrowType::UInt64, false))
+                    .collect::<Vec<_>>(),
+            );
+            let columns = counts
+                .iter()
+                .map(|(_, v)| Arc::new(UInt64Array::from(vec![*v])) as _)
+                .collect();
+            Ok(vec![RecordBatch::try_new(Arc::new(schema), columns)?])
+        }
+        Statement::ShowCreateTable(name) => {
+            let table = load(catalog, catalog_name, name)?;
+            let ddl = table.show_create_table(catalog_name);
+            strings(&[("createtab_stmt", vec![ddl])])
+        }
+        Statement::ShowTblProperties { table, key } => {
+            let table = load(catalog, catalog_name, table)?;
+            let mut props: Vec<(String, String)> = table
+                .metadata()
+                .properties()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            props.push((
+                "format-version".into(),
+                (table.metadata().format_version() as u8).to_string(),
+            ));
+            props.sort();
+            if let Some(key) = key {
+                props.retain(|(k, _)| k == key);
+                if props.is_empty() {
+                    return Err(Error::Invalid {
+                        what: "property",
+                        value: key.clone(),
+                        fix: format!(
+                            "table {} has no such property; SHOW TBLPROPERTIES {} lists them",
+                            table.ident(),
+                            table.ident()
+                        ),
+                    });
+                }
+            }
+            let (keys, values) = props.into_iter().unzip();
+            strings(&[("key", keys), ("value", values)])
+        }
+        Statement::Describe(name) => {
+            let table = load(catalog, catalog_name, name)?;
+            let (mut names, mut types, mut required) = (Vec::new(), Vec::new(), Vec::new());
+            for f in table.metadata().current_schema().as_struct().fields() {
+                names.push(f.name.clone());
+                types.push(match table.geo_columns().iter().find(|g| g.field_id == f.id) {
+                    Some(g) => geo_type_sql(&g.column_type),
+                    None => f.field_type.to_string(),
+                });
+                required.push(f.required);
+            }
+            let schema = Schema::new(vec![
+                Field::new("col_name", ArrowType::Utf8, false),
+                Field::new("data_type", ArrowType::Utf8, false),
+                Field::new("required", ArrowType::Boolean, false),
+            ]);
+            Ok(vec![RecordBatch::try_new(
+                Arc::new(schema),
+                vec![
+                    Arc::new(StringArray::from(names)),
+                    Arc::new(StringArray::from(types)),
+                    Arc::new(BooleanArray::from(required)),
+                ],
+            )?])
+        }
+        Statement::Select(_) | Statement::Explain(_) => Err(Error::Unsupported {
+            what: "a geoberg SELECT".into(),
+            fix: "queries run in the SQL engine; pass the text to Session::sql".into(),
+        }),
+    }
+}
+
+/// One batch of string columns.
+fn strings(columns: &[(&str, Vec<String>)]) -> Result<Vec<RecordBatch>> {
+    let schema = Schema::new(
+        columns
+            .iter()
+            .map(|(name, _)| Field::new(*name, ArrowType::Utf8, false))
+            .collect::<Vec<_>>(),
+    );
+    let arrays = columns
+        .iter()
+        .map(|(_, values)| Arc::new(StringArray::from(values.clone())) as _)
+        .collect();
+    Ok(vec![RecordBatch::try_new(Arc::new(schema), arrays)?])
+}
+
+/// `ns.t`, or `<catalog>.ns.t` naming this catalog.
+pub(crate) fn resolve(catalog_name: &str, name: &TableName) -> Result<TableIdent> {
+    if let Some(catalog) = name.catalog()
+        && catalog != catalog_name
+    {
+        return Err(Error::Invalid {
+            what: "catalog",
+            value: catalog.to_string(),
+            fix: format!(
+                "the session's catalog is {catalog_name:?}; write {}.{} or {catalog_name}.{}.{}",
+                name.namespace().unwrap_or_default(),
+                name.name(),
+                name.namespace().unwrap_or_default(),
+                name.name()
+            ),
+        });
+    }
+    let Some(namespace) = name.namespace() else {
+        return Err(Error::Invalid {
+            what: "table name",
+            value: name.to_string(),
+            fix: format!("name the namespace too, e.g. db.{}", name.name()),
+        });
+    };
+    Ok(TableIdent::new(namespace, name.name())?)
+}
+
+fn load(catalog: &Arc<dyn Catalog>, catalog_name: &str, name: &TableName) -> Result<Table> {
+    Ok(Table::load(Arc::clone(catalog), &resolve(catalog_name, name)?)?)
+}
+
+/// `geometry(4326)`, `geography(4326, spherical)`, bare `geometry` for no CRS.
+fn geo_type_sql(t: &GeoType) -> String {
+    let crs = |c: &Crs| c.srid().map_or_else(|| format!("'{c}'"), |s| s.to_string());
+    match t {
+        GeoType::GeometryWithoutCrs => "geometry".into(),
+        GeoType::Geometry { crs: c } => format!("geometry({})", crs(c)),
+        GeoType::Geography { crs: c, edges } => format!("geography({}, {})", crs(c), edges.name()),
+    }
+}
+
+/// A parsed `CREATE TABLE` as the table crate's builder. The table crate checks every CRS
+/// declaration when it creates the table; the SRID must be given as a number here.
+fn create_table(request: &CreateTableRequest) -> Result<CreateTable> {
+    let mut columns = Vec::with_capacity(request.columns.len());
+    for c in &request.columns {
+        if c.comment.is_some() {
+            return Err(Error::Unsupported {
+                what: format!("COMMENT on column {}", c.name),
+                fix: "column comments are not stored yet; remove the COMMENT clause".into(),
+            });
+        }
+        let column = Column::new(&c.name, table_type(&c.name, &c.data_type)?);
+        columns.push(if c.required { column.required() } else { column });
+    }
+    let mut create = CreateTable::new(columns);
+    for p in &request.partitioning {
+        let transform = match p.transform {
+            PartitionTransform::Identity => Transform::Identity,
+            PartitionTransform::Bucket(n) => Transform::Bucket(n),
+            PartitionTransform::Truncate(w) => Transform::Truncate(w),
+            PartitionTransform::Year => Transform::Year,
+            PartitionTransform::Month => Transform::Month,
+            PartitionTransform::Day => Transform::Day,
+            PartitionTransform::Hour => Transform::Hour,
+        };
+        create = create.partition_by(PartitionField {
+            column: p.column.clone(),
+            transform,
+        });
+    }
+    for (k, v) in &request.properties {
+        create = create.property(k, v);
+    }
+    Ok(create)
+}
+
+fn table_type(column: &str, ty: &SqlType) -> Result<DataType> {
+    let srid_of = |crs: &Crs| {
+        crs.srid().ok_or_else(|| Error::Invalid {
+            what: "CRS",
+            value: crs.to_string(),
+            fix: format!(
+                "column {column}: declare the CRS by SRID, e.g. geometry(4326), geometry(3857) \
+                 or geometry(0)"
+            ),
+        })
+    };
+    Ok(match ty {
+        SqlType::Boolean => DataType::Boolean,
+        SqlType::Int => DataType::Int,
+        SqlType::Long => DataType::Long,
+        SqlType::Float => DataType::Float,
+        SqlType::Double => DataType::Double,
+        SqlType::Date => DataType::Date,
+        // Spark's `timestamp` carries a zone; `timestamp_ntz` does not.
+        SqlType::Timestamp => DataType::Timestamptz,
+        SqlType::TimestampNtz => DataType::Timestamp,
+        SqlType::String => DataType::String,
+        SqlType::Binary => DataType::Binary,
+        SqlType::Geometry { crs: None } => DataType::LegacyGeometry,
+        SqlType::Geometry { crs: Some(crs) } => DataType::Geometry {
+            srid: srid_of(crs)?,
+        },
+        SqlType::Geography { crs, algorithm } => DataType::Geography {
+            srid: srid_of(crs.as_ref().unwrap_or(&Crs::OgcCrs84))?,
+            algorithm: algorithm.unwrap_or_default(),
+        },
+        SqlType::Decimal { .. } | SqlType::Uuid => {
+            return Err(Error::Unsupported {
+                what: format!("column {column} of type {ty}"),
+                fix: "geoberg tables do not store decimal or uuid columns yet; use double, \
+                      bigint or string"
+                    .into(),
+            });
+        }
+    })
+}
