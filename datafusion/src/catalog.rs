@@ -29,11 +29,9 @@ pub(crate) struct Shared {
 impl Shared {
     fn handle(&self, ident: &TableIdent) -> Arc<TableHandle> {
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            handles
-                .entry(ident.clone())
-                .or_insert_with(|| Arc::new(TableHandle::new(Arc::clone(&self.catalog), ident.clone()))),
-        )
+        Arc::clone(handles.entry(ident.clone()).or_insert_with(|| {
+            Arc::new(TableHandle::new(Arc::clone(&self.catalog), ident.clone()))
+        }))
     }
 
     fn forget(&self, ident: &TableIdent) {
@@ -77,7 +75,13 @@ impl GeobergCatalogProvider {
     /// Messages for the user from the statements since the last call (a `CREATE TABLE ... AS
     /// SELECT` whose geometry has no declared CRS, say), oldest first.
     pub fn take_notices(&self) -> Vec<String> {
-        std::mem::take(&mut *self.shared.notices.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(
+            &mut *self
+                .shared
+                .notices
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// The provider of a table.
@@ -108,7 +112,11 @@ impl CatalogProvider for GeobergCatalogProvider {
         name: &str,
         _schema: Arc<dyn SchemaProvider>,
     ) -> Result<Option<Arc<dyn SchemaProvider>>> {
-        let existed = self.shared.catalog.namespace_exists(name).map_err(table_error)?;
+        let existed = self
+            .shared
+            .catalog
+            .namespace_exists(name)
+            .map_err(table_error)?;
         self.shared
             .catalog
             .create_namespace(name)
@@ -189,14 +197,20 @@ impl SchemaProvider for GeobergSchemaProvider {
     fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         let ident = self.ident(name)?;
         let provider = match self.table_exist(name) {
-            true => Some(Arc::new(GeobergTableProvider::from_handle(self.shared.handle(&ident))?)
-                as Arc<dyn TableProvider>),
+            true => Some(Arc::new(GeobergTableProvider::from_handle(
+                self.shared.handle(&ident),
+            )?) as Arc<dyn TableProvider>),
             false => None,
         };
-        if self.shared.catalog.drop_table(&ident).map_err(table_error)? {
+        if self
+            .shared
+            .catalog
+            .drop_table(&ident)
+            .map_err(table_error)?
+        {
             self.shared.notice(format!(
-                "dropped table {ident} from the catalog; its files stay in the warehouse \
-                 (remove_orphan_files deletes them)"
+                "dropped table {ident} from the catalog; its data and metadata files stay in \
+                 the warehouse"
             ));
         }
         self.shared.forget(&ident);

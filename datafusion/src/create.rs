@@ -51,7 +51,8 @@ pub(crate) fn create_from_provider(
     let mut columns = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
         let data_type = column_type(ident, field, &mut notices)?;
-        undeclared |= data_type == DataType::LegacyGeometry && field.metadata().get(SQL_TYPE_METADATA).is_none();
+        undeclared |= data_type == DataType::LegacyGeometry
+            && field.metadata().get(SQL_TYPE_METADATA).is_none();
         let column = Column::new(field.name(), data_type);
         columns.push(if field.is_nullable() {
             column
@@ -59,9 +60,20 @@ pub(crate) fn create_from_provider(
             column.required()
         });
     }
+    let declared = columns.iter().any(|c| {
+        matches!(
+            c.data_type,
+            DataType::Geometry { .. } | DataType::Geography { .. }
+        )
+    });
     let mut create = CreateTable::new(columns);
     if undeclared {
         create = create.allow_undeclared_crs();
+        // A declared CRS needs format-version 3; without one, version 2 keeps file skipping on
+        // the undeclared columns (the table crate's default for them).
+        if declared {
+            create = create.format_version(3);
+        }
     }
     let table = create
         .create(Arc::clone(catalog), ident)
@@ -86,8 +98,16 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
     }
     // A geometry computed by the query: its CRS is what SedonaDB's type says.
     let sedona = SedonaType::from_storage_field(field)?;
-    if let SedonaType::Wkb(edges, crs) | SedonaType::WkbLarge(edges, crs) | SedonaType::WkbView(edges, crs) = sedona {
-        let srid = crs.as_ref().map(|c| c.srid()).transpose()?.flatten().map(|s| s as i32);
+    if let SedonaType::Wkb(edges, crs)
+    | SedonaType::WkbLarge(edges, crs)
+    | SedonaType::WkbView(edges, crs) = sedona
+    {
+        let srid = crs
+            .as_ref()
+            .map(|c| c.srid())
+            .transpose()?
+            .flatten()
+            .map(|s| s as i32);
         let crs_text = crs.as_ref().map(|c| c.to_crs_string());
         if edges == Edges::Spherical {
             if crs.is_some() && srid != Some(4326) {
@@ -104,7 +124,8 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
             });
         }
         let declarable = srid.filter(|&s| {
-            validate_declaration(name, &ColumnType::geometry(Crs::Srid(s)), FormatVersion::V3).is_ok()
+            validate_declaration(name, &ColumnType::geometry(Crs::Srid(s)), FormatVersion::V3)
+                .is_ok()
         });
         if let Some(srid) = declarable {
             return Ok(DataType::Geometry { srid });
@@ -118,8 +139,10 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
         };
         notices.push(format!(
             "column {name:?} of {ident} has no declared CRS: {why}. It is stored as geometry \
-             without a CRS in a format-version 2 table, where spatial filters still skip files \
-             but no SRID is checked on write. To declare a CRS, create the table first, e.g. \
+             without a CRS, whose values' SRIDs are not checked on write; spatial filters on it \
+             skip files only in a format-version 2 table (the new table is version 2 unless \
+             another of its columns declares a CRS, which needs version 3: then they read every \
+             file). To declare a CRS, create the table first, e.g. \
              CREATE TABLE {ident} ({name} geometry(4326), ...), then fill it with INSERT INTO \
              {ident} SELECT ..., ST_SetSRID(<geometry>, 4326) (or ST_Transform(<geometry>, \
              'EPSG:4326') to reproject)"
@@ -128,9 +151,11 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
     }
     let data_type = match field.data_type() {
         ArrowType::Boolean => DataType::Boolean,
-        ArrowType::Int8 | ArrowType::Int16 | ArrowType::Int32 | ArrowType::UInt8 | ArrowType::UInt16 => {
-            DataType::Int
-        }
+        ArrowType::Int8
+        | ArrowType::Int16
+        | ArrowType::Int32
+        | ArrowType::UInt8
+        | ArrowType::UInt16 => DataType::Int,
         ArrowType::Int64 | ArrowType::UInt32 => DataType::Long,
         ArrowType::Float16 | ArrowType::Float32 => DataType::Float,
         ArrowType::Float64 => DataType::Double,
@@ -148,4 +173,3 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
     };
     Ok(data_type)
 }
-

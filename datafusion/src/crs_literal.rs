@@ -18,7 +18,7 @@ use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Expr, ExprSchemable, ScalarUDF};
-use sedona_schema::crs::Crs;
+use sedona_schema::crs::{CoordinateReferenceSystem, Crs};
 use sedona_schema::datatypes::SedonaType;
 
 /// SedonaDB's binary spatial predicates and distance functions: their geometry arguments
@@ -65,16 +65,22 @@ impl FunctionRewrite for ConstantGeometryCrs {
         schema: &DFSchema,
         _config: &ConfigOptions,
     ) -> Result<Transformed<Expr>> {
-        let Expr::ScalarFunction(call) = &expr else {
+        let Expr::ScalarFunction(ScalarFunction { func, mut args }) = expr else {
             return Ok(Transformed::no(expr));
         };
-        if !SPATIAL_PREDICATES.contains(&call.func.name()) {
-            return Ok(Transformed::no(expr));
+        let unchanged = |func, args| {
+            Ok(Transformed::no(Expr::ScalarFunction(ScalarFunction {
+                func,
+                args,
+            })))
+        };
+        if !SPATIAL_PREDICATES.contains(&func.name()) {
+            return unchanged(func, args);
         }
         // The CRS of the non-constant geometry arguments, when they agree on one.
-        let mut column_crs: Option<Crs> = None;
+        let mut column_crs: Option<Arc<dyn CoordinateReferenceSystem + Send + Sync>> = None;
         let mut unlabelled = Vec::new();
-        for (i, arg) in call.args.iter().enumerate() {
+        for (i, arg) in args.iter().enumerate() {
             let Some(crs) = geometry_crs(arg, schema) else {
                 continue;
             };
@@ -85,22 +91,17 @@ impl FunctionRewrite for ConstantGeometryCrs {
                 continue;
             }
             match (&column_crs, crs) {
-                (_, None) => return Ok(Transformed::no(expr)),
-                (None, Some(c)) => column_crs = Some(Some(c)),
-                (Some(Some(seen)), Some(c)) if seen.crs_equals(c.as_ref()) => {}
-                _ => return Ok(Transformed::no(expr)),
+                (None, Some(c)) => column_crs = Some(c),
+                (Some(seen), Some(c)) if seen.crs_equals(c.as_ref()) => {}
+                // A non-constant argument without CRS, or two that disagree: leave the call
+                // to SedonaDB's own check.
+                _ => return unchanged(func, args),
             }
         }
-        let Some(Some(crs)) = column_crs else {
-            return Ok(Transformed::no(expr));
+        let Some(crs) = column_crs.filter(|_| !unlabelled.is_empty()) else {
+            return unchanged(func, args);
         };
-        if unlabelled.is_empty() {
-            return Ok(Transformed::no(expr));
-        }
         let crs = crs.to_crs_string();
-        let Expr::ScalarFunction(ScalarFunction { func, mut args }) = expr else {
-            unreachable!("matched above");
-        };
         for i in unlabelled {
             let constant = std::mem::replace(&mut args[i], Expr::Literal(ScalarValue::Null, None));
             args[i] = self.set_crs.call(vec![
@@ -129,5 +130,9 @@ fn geometry_crs(arg: &Expr, schema: &DFSchema) -> Option<Crs> {
 
 /// An argument that names no column: its value is the same for every row.
 fn is_constant(arg: &Expr) -> bool {
-    !arg.any_column_refs() && !matches!(arg, Expr::ScalarSubquery(_) | Expr::OuterReferenceColumn(..))
+    !arg.any_column_refs()
+        && !matches!(
+            arg,
+            Expr::ScalarSubquery(_) | Expr::OuterReferenceColumn(..)
+        )
 }

@@ -49,7 +49,9 @@ pub(crate) fn sedona_type(
 ) -> Result<SedonaType> {
     Ok(match column_type {
         ColumnType::GeometryWithoutCrs => SedonaType::Wkb(Edges::Planar, None),
-        ColumnType::Geometry { crs } => SedonaType::Wkb(Edges::Planar, sedona_crs(crs, properties)?),
+        ColumnType::Geometry { crs } => {
+            SedonaType::Wkb(Edges::Planar, sedona_crs(crs, properties)?)
+        }
         // SedonaDB knows planar and spherical edges only; every geodesic algorithm of an
         // Iceberg geography is curved, so spherical is the nearest (and SedonaDB's own kernels
         // for geography are not built here: no geography predicate plans either way).
@@ -127,7 +129,10 @@ mod tests {
             assert_eq!(field_srid(&f).unwrap(), srid, "{crs}");
         }
         let g = geo_field("g", &ColumnType::geography(Crs::OgcCrs84), true, &props).unwrap();
-        assert!(g.metadata()["ARROW:extension:metadata"].contains("spherical"), "{g:?}");
+        assert!(
+            g.metadata()["ARROW:extension:metadata"].contains("spherical"),
+            "{g:?}"
+        );
         let plain = Field::new("b", arrow_schema::DataType::Binary, true);
         assert_eq!(field_srid(&plain).unwrap(), FieldSrid::NotGeometry);
         let missing = sedona_crs(&Crs::Projjson("p".into()), &props).unwrap_err();

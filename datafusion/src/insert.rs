@@ -122,9 +122,8 @@ fn srid_label(
     column_type: &ColumnType,
     field: &Field,
 ) -> geoberg_table::Result<Option<i32>> {
-    let srid = field_srid(field).map_err(|e| {
-        geoberg_table::Error::InvalidData(format!("column {column:?}: {e}"))
-    })?;
+    let srid = field_srid(field)
+        .map_err(|e| geoberg_table::Error::InvalidData(format!("column {column:?}: {e}")))?;
     Ok(match (srid, column_type) {
         (_, ColumnType::GeometryWithoutCrs) | (FieldSrid::NotGeometry, _) => None,
         (FieldSrid::Unset, ColumnType::Geography { .. }) => None,

@@ -65,6 +65,7 @@ mod session;
 mod statements;
 mod store;
 mod type_planner;
+mod values_type;
 
 pub use catalog::{GeobergCatalogProvider, GeobergSchemaProvider};
 pub use codec::GeobergPhysicalCodec;
@@ -79,3 +80,4 @@ pub use scan_exec::{GeobergScanExec, ScanSpec};
 pub use scan_plan::{FileSlice, PruningSummary, RowGroupSelection};
 pub use session::{BlockingSession, Session, StatementOutput, sedona_context};
 pub use type_planner::GeobergTypePlanner;
+pub use values_type::ValuesGeometryType;

@@ -3,28 +3,22 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray};
 use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use datafusion::error::{DataFusionError, Result};
 use sedona_schema::datatypes::SedonaType;
 
 /// The batches as a text table, geometry and geography as WKT.
 pub fn pretty_format(batches: &[RecordBatch]) -> Result<String> {
-    let display = batches
-        .iter()
-        .map(with_wkt)
-        .collect::<Result<Vec<_>>>()?;
+    let display = batches.iter().map(with_wkt).collect::<Result<Vec<_>>>()?;
     Ok(arrow::util::pretty::pretty_format_batches(&display)?.to_string())
 }
 
 /// The rows of the batches as JSON objects keyed by column name (geometry as WKT; NULLs are
 /// JSON `null`).
 pub fn json_rows(batches: &[RecordBatch]) -> Result<Vec<serde_json::Value>> {
-    let display = batches
-        .iter()
-        .map(with_wkt)
-        .collect::<Result<Vec<_>>>()?;
+    let display = batches.iter().map(with_wkt).collect::<Result<Vec<_>>>()?;
     let mut writer = arrow_json::ArrayWriter::new(Vec::new());
     for batch in &display {
         writer.write(batch)?;
@@ -63,11 +57,12 @@ fn with_wkt(batch: &RecordBatch) -> Result<RecordBatch> {
                 .as_binary::<i32>()
                 .clone(),
         };
-        let text: StringArray = binary
-            .iter()
-            .map(|v| v.map(wkt_of))
-            .collect();
-        fields.push(Field::new(field.name(), DataType::Utf8, field.is_nullable()));
+        let text: StringArray = binary.iter().map(|v| v.map(wkt_of)).collect();
+        fields.push(Field::new(
+            field.name(),
+            DataType::Utf8,
+            field.is_nullable(),
+        ));
         columns.push(Arc::new(text));
     }
     let schema = Arc::new(Schema::new(fields));
@@ -100,7 +95,12 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let point = [&[1u8, 1, 0, 0, 0][..], &1.5f64.to_le_bytes(), &2.0f64.to_le_bytes()].concat();
+        let point = [
+            &[1u8, 1, 0, 0, 0][..],
+            &1.5f64.to_le_bytes(),
+            &2.0f64.to_le_bytes(),
+        ]
+        .concat();
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             crs_field,

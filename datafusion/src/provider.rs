@@ -23,7 +23,7 @@ use crate::insert::GeobergSink;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
 use crate::scan_plan::{
-    RowGroupSelection, choose_files, partition, read_footers, select_row_groups,
+    FooterPlan, RowGroupSelection, choose_files, partition, read_footers, select_row_groups,
 };
 use crate::store::object_store_url;
 
@@ -107,8 +107,8 @@ impl TableProvider for GeobergTableProvider {
         // Footers are worth reading at planning to skip row groups on their geo statistics,
         // and to split a few large files over the partitions by row group.
         let target_partitions = state.config().target_partitions();
-        let needs_footers = !files.is_empty()
-            && (!pushed.spatial.is_anything() || files.len() < target_partitions);
+        let needs_footers =
+            !files.is_empty() && (!pushed.spatial.is_anything() || files.len() < target_partitions);
         let mut selections = vec![None; files.len()];
         if needs_footers {
             let runtime = state.runtime_env();
@@ -145,13 +145,13 @@ impl TableProvider for GeobergTableProvider {
                     .enumerate()
                     .filter_map(|(i, k)| k.then_some(i))
                     .collect();
-                *slot = Some((
-                    RowGroupSelection {
+                *slot = Some(FooterPlan {
+                    selection: RowGroupSelection {
                         count: keep.len(),
                         read,
                     },
                     sizes,
-                ));
+                });
             }
         }
         let partitions = partition(&files, &selections, target_partitions);

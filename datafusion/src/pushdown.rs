@@ -79,8 +79,9 @@ impl SpatialPruning {
                     SpatialPruning::Anything
                 }
             }
-            SedonaFilter::And(a, b) => Self::from_sedona(a, geo_columns)
-                .and(Self::from_sedona(b, geo_columns)),
+            SedonaFilter::And(a, b) => {
+                Self::from_sedona(a, geo_columns).and(Self::from_sedona(b, geo_columns))
+            }
             SedonaFilter::Or(a, b) => {
                 Self::from_sedona(a, geo_columns).or(Self::from_sedona(b, geo_columns))
             }
@@ -469,6 +470,7 @@ fn civil_date(days: i32) -> Option<String> {
 mod tests {
     use super::*;
     use datafusion::prelude::{col, lit};
+    use std::ops::Not;
 
     fn columns() -> TableColumns {
         TableColumns {
@@ -490,7 +492,13 @@ mod tests {
         assert_eq!(p.to_sql(), "id > 5");
         assert!(implied(&col("id").gt(lit(5i64)).or(col("zzz").eq(lit(1))), &c).is_none());
         // NOT needs its whole operand: NOT (a AND unknown) implies nothing about a.
-        assert!(implied(&(col("id").gt(lit(5i64)).and(col("zzz").eq(lit(1)))).not(), &c).is_none());
+        assert!(
+            implied(
+                &(col("id").gt(lit(5i64)).and(col("zzz").eq(lit(1)))).not(),
+                &c
+            )
+            .is_none()
+        );
         let p = implied(&lit(3i64).lt_eq(col("id")), &c).unwrap();
         assert_eq!(p.to_sql(), "id >= 3");
         let p = implied(&col("s").in_list(vec![lit("a"), lit("b")], true), &c).unwrap();
@@ -522,7 +530,10 @@ mod tests {
             bbox: [0.0, 0.0, 1.0, 1.0],
         };
         assert_eq!(a.clone().and(SpatialPruning::Anything), a);
-        assert_eq!(a.clone().or(SpatialPruning::Anything), SpatialPruning::Anything);
+        assert_eq!(
+            a.clone().or(SpatialPruning::Anything),
+            SpatialPruning::Anything
+        );
         assert_eq!(a.clone().or(SpatialPruning::Nothing), a);
         let both = a.clone().or(SpatialPruning::Intersects {
             column: "h".into(),

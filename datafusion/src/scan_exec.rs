@@ -170,7 +170,11 @@ fn build_reader(
     Ok(DataSourceExec::from_data_source(config))
 }
 
-fn partitioned_file(slice: &FileSlice, schema: &SchemaRef, exact_rows: bool) -> Result<PartitionedFile> {
+fn partitioned_file(
+    slice: &FileSlice,
+    schema: &SchemaRef,
+    exact_rows: bool,
+) -> Result<PartitionedFile> {
     let mut file = PartitionedFile::new_from_meta(object_meta(&slice.location, slice.size)?);
     if let Some(selection) = &slice.row_groups {
         let mut plan = ParquetAccessPlan::new_none(selection.count);
@@ -182,7 +186,9 @@ fn partitioned_file(slice: &FileSlice, schema: &SchemaRef, exact_rows: bool) -> 
     }
     if let (true, Some(rows)) = (exact_rows, slice.rows) {
         let rows = usize::try_from(rows).map_or(Precision::Absent, Precision::Exact);
-        file = file.with_statistics(Arc::new(Statistics::new_unknown(schema).with_num_rows(rows)));
+        file = file.with_statistics(Arc::new(
+            Statistics::new_unknown(schema).with_num_rows(rows),
+        ));
     }
     Ok(file)
 }

@@ -123,7 +123,11 @@ pub(crate) fn choose_files(
             }
         };
         let entries = index.files().entries();
-        if entries.len() != n || entries.iter().any(|e| !position.contains_key(e.path.as_str())) {
+        if entries.len() != n
+            || entries
+                .iter()
+                .any(|e| !position.contains_key(e.path.as_str()))
+        {
             reasons.push(format!(
                 "no spatial file skipping on {column:?}: its file index does not list the \
                  snapshot's files"
@@ -135,7 +139,10 @@ pub(crate) fn choose_files(
             reasons.push(format!("{column}: files read: {}", summary[0].join(", ")));
         }
         if !summary[1].is_empty() {
-            reasons.push(format!("{column}: files skipped: {}", summary[1].join(", ")));
+            reasons.push(format!(
+                "{column}: files skipped: {}",
+                summary[1].join(", ")
+            ));
         }
         let mut keep = vec![false; n];
         for i in plan.read_indices() {
@@ -150,7 +157,10 @@ pub(crate) fn choose_files(
         Some(predicate) => match table.files_matching(predicate) {
             Ok(matching) => {
                 let paths: HashSet<&str> = matching.iter().map(|f| f.file_path()).collect();
-                files.iter().map(|f| paths.contains(f.path.as_str())).collect()
+                files
+                    .iter()
+                    .map(|f| paths.contains(f.path.as_str()))
+                    .collect()
             }
             Err(e) => {
                 reasons.push(format!("no file skipping on {}: {e}", predicate.to_sql()));
@@ -285,6 +295,14 @@ pub(crate) fn select_row_groups(
         .unwrap_or_else(|()| vec![true; row_groups.len()])
 }
 
+/// What a file's footer told the planner: the row groups to read, and each row group's
+/// compressed bytes and rows.
+#[derive(Debug, Clone)]
+pub(crate) struct FooterPlan {
+    pub selection: RowGroupSelection,
+    pub sizes: Vec<(u64, u64)>,
+}
+
 /// A unit of work: a whole file, or one row group of it.
 struct Unit {
     file: usize,
@@ -298,18 +316,20 @@ struct Unit {
 /// order and together where they fall in one partition.
 pub(crate) fn partition(
     files: &[FileBounds],
-    selections: &[Option<(RowGroupSelection, Vec<(u64, u64)>)>],
+    selections: &[Option<FooterPlan>],
     target_partitions: usize,
 ) -> Vec<Vec<FileSlice>> {
     let mut units = Vec::new();
     for (i, file) in files.iter().enumerate() {
         match &selections[i] {
-            Some((selection, sizes)) => units.extend(selection.read.iter().map(|&rg| Unit {
-                file: i,
-                row_group: Some(rg),
-                bytes: sizes[rg].0.max(1),
-                rows: Some(sizes[rg].1),
-            })),
+            Some(FooterPlan { selection, sizes }) => {
+                units.extend(selection.read.iter().map(|&rg| Unit {
+                    file: i,
+                    row_group: Some(rg),
+                    bytes: sizes[rg].0.max(1),
+                    rows: Some(sizes[rg].1),
+                }))
+            }
             None => units.push(Unit {
                 file: i,
                 row_group: None,
@@ -342,9 +362,7 @@ pub(crate) fn partition(
                 location: file.path.clone(),
                 size: file.size_in_bytes,
                 row_groups: row_group.map(|rg| RowGroupSelection {
-                    count: selections[unit.file]
-                        .as_ref()
-                        .map_or(0, |(s, _)| s.count),
+                    count: selections[unit.file].as_ref().map_or(0, |f| f.selection.count),
                     read: vec![rg],
                 }),
                 rows: unit.rows,
@@ -367,7 +385,12 @@ mod tests {
 
     #[test]
     fn files_spread_by_size_and_row_groups_split_across_partitions() {
-        let files = [file("a", 100), file("b", 100), file("c", 100), file("d", 100)];
+        let files = [
+            file("a", 100),
+            file("b", 100),
+            file("c", 100),
+            file("d", 100),
+        ];
         let none = vec![None; 4];
         let parts = partition(&files, &none, 2);
         assert_eq!(parts.len(), 2);
@@ -375,13 +398,13 @@ mod tests {
 
         // One file of four row groups, two of them kept, over four partitions.
         let one = [file("big", 400)];
-        let sel = vec![Some((
-            RowGroupSelection {
+        let sel = vec![Some(FooterPlan {
+            selection: RowGroupSelection {
                 count: 4,
                 read: vec![0, 2, 3],
             },
-            vec![(100, 5), (100, 5), (100, 5), (100, 5)],
-        ))];
+            sizes: vec![(100, 5), (100, 5), (100, 5), (100, 5)],
+        })];
         let parts = partition(&one, &sel, 4);
         let read: Vec<Vec<usize>> = parts
             .iter()

@@ -15,6 +15,7 @@ use crate::crs_literal::ConstantGeometryCrs;
 use crate::error::{Error, Result};
 use crate::route::{Route, route, split_statements};
 use crate::type_planner::GeobergTypePlanner;
+use crate::values_type::ValuesGeometryType;
 
 /// A SedonaDB context whose catalog `catalog_name` is the geoberg `catalog`, made the default
 /// catalog (so `SELECT * FROM ns.t` and `SELECT * FROM <catalog_name>.ns.t` both work), with
@@ -35,6 +36,7 @@ pub async fn sedona_context(
             .build();
         *state = rebuilt;
         state.register_function_rewrite(Arc::new(ConstantGeometryCrs::new(set_crs)))?;
+        state.add_analyzer_rule(Arc::new(ValuesGeometryType));
     }
     let provider = GeobergCatalogProvider::new(catalog);
     context
@@ -209,20 +211,20 @@ impl BlockingSession {
     /// [`Session::sql`], waiting for it.
     pub fn sql(&self, text: &str) -> Result<Vec<RecordBatch>> {
         ensure_blocking_allowed("sql")?;
-        self.runtime().block_on(self.session.sql(text))
+        self.runtime()?.block_on(self.session.sql(text))
     }
 
     /// [`Session::execute`], waiting for it.
     pub fn execute(&self, text: &str) -> Result<Vec<StatementOutput>> {
         ensure_blocking_allowed("execute")?;
-        self.runtime().block_on(self.session.execute(text))
+        self.runtime()?.block_on(self.session.execute(text))
     }
 
-    fn runtime(&self) -> &tokio::runtime::Runtime {
+    fn runtime(&self) -> Result<&tokio::runtime::Runtime> {
         // Present from `new` until `drop`.
         self.runtime
             .as_ref()
-            .unwrap_or_else(|| unreachable!("the runtime lives as long as the session"))
+            .ok_or(Error::InsideAsyncRuntime { method: "drop" })
     }
 }
 

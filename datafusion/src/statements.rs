@@ -50,11 +50,17 @@ pub(crate) fn run(
                 report.added_data_files_count
             ));
             let counts = [
-                ("rewritten_data_files_count", report.rewritten_data_files_count),
+                (
+                    "rewritten_data_files_count",
+                    report.rewritten_data_files_count,
+                ),
                 ("added_data_files_count", report.added_data_files_count),
                 ("rewritten_bytes_count", report.rewritten_bytes_count),
                 ("failed_data_files_count", report.failed_data_files_count),
-                ("removed_delete_files_count", report.removed_delete_files_count),
+                (
+                    "removed_delete_files_count",
+                    report.removed_delete_files_count,
+                ),
             ];
             let schema = Schema::new(
                 counts
@@ -108,10 +114,12 @@ pub(crate) fn run(
             let (mut names, mut types, mut required) = (Vec::new(), Vec::new(), Vec::new());
             for f in table.metadata().current_schema().as_struct().fields() {
                 names.push(f.name.clone());
-                types.push(match table.geo_columns().iter().find(|g| g.field_id == f.id) {
-                    Some(g) => geo_type_sql(&g.column_type),
-                    None => f.field_type.to_string(),
-                });
+                types.push(
+                    match table.geo_columns().iter().find(|g| g.field_id == f.id) {
+                        Some(g) => geo_type_sql(&g.column_type),
+                        None => f.field_type.to_string(),
+                    },
+                );
                 required.push(f.required);
             }
             let schema = Schema::new(vec![
@@ -178,7 +186,10 @@ pub(crate) fn resolve(catalog_name: &str, name: &TableName) -> Result<TableIdent
 }
 
 fn load(catalog: &Arc<dyn Catalog>, catalog_name: &str, name: &TableName) -> Result<Table> {
-    Ok(Table::load(Arc::clone(catalog), &resolve(catalog_name, name)?)?)
+    Ok(Table::load(
+        Arc::clone(catalog),
+        &resolve(catalog_name, name)?,
+    )?)
 }
 
 /// `geometry(4326)`, `geography(4326, spherical)`, bare `geometry` for no CRS.
@@ -203,7 +214,11 @@ fn create_table(request: &CreateTableRequest) -> Result<CreateTable> {
             });
         }
         let column = Column::new(&c.name, table_type(&c.name, &c.data_type)?);
-        columns.push(if c.required { column.required() } else { column });
+        columns.push(if c.required {
+            column.required()
+        } else {
+            column
+        });
     }
     let mut create = CreateTable::new(columns);
     for p in &request.partitioning {

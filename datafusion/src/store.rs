@@ -43,7 +43,10 @@ mod tests {
     fn manifest_locations_become_store_paths() {
         let p = object_path("file:///tmp/wh/db/t/data/00000-a b.parquet").unwrap();
         assert_eq!(p.as_ref(), "tmp/wh/db/t/data/00000-a b.parquet");
-        assert_eq!(object_path("/tmp/x.parquet").unwrap().as_ref(), "tmp/x.parquet");
+        assert_eq!(
+            object_path("/tmp/x.parquet").unwrap().as_ref(),
+            "tmp/x.parquet"
+        );
         assert!(object_path("s3://bucket/x.parquet").is_err());
         assert!(object_path("relative/x.parquet").is_err());
     }

@@ -31,8 +31,7 @@ impl TypePlanner for GeobergTypePlanner {
             return Ok(None);
         }
         let text = sql_type.to_string();
-        let data_type =
-            DataType::parse(&text).map_err(|e| DataFusionError::Plan(e.to_string()))?;
+        let data_type = DataType::parse(&text).map_err(|e| DataFusionError::Plan(e.to_string()))?;
         let Some(column_type) = data_type.column_type() else {
             return Ok(None);
         };

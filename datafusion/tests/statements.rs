@@ -1,0 +1,308 @@
+//! Seed 004's statements as written, and the DDL of the engine over a geoberg catalog.
+
+mod common;
+
+use common::{Warehouse, ids, scalar_i64};
+use geoberg_datafusion::{Error, pretty_format};
+
+#[test]
+fn seed_004_create_insert_and_query_run_as_written() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql(
+        "CREATE TABLE IF NOT EXISTS geoberg.test_db.test_table (
+            id bigint,
+            data string,
+            geom geometry(4326)
+        ) USING iceberg
+        PARTITIONED BY (bucket(4, id))",
+    )
+    .unwrap();
+    let inserted = s
+        .sql(
+            "INSERT INTO geoberg.test_db.test_table
+             VALUES (1, 'a', ST_SetSRID(ST_GeomFromText('POINT (1 2)'), 4326)),
+                    (2, 'b', ST_SetSRID(ST_Point(2, 3), 4326))",
+        )
+        .unwrap();
+    assert_eq!(scalar_i64(&inserted), 2);
+    s.sql(
+        "INSERT INTO geoberg.test_db.test_table
+         SELECT 3, 'c', ST_SetSRID(ST_Point(3, 4), 4326)",
+    )
+    .unwrap();
+
+    // A query shape without SRID is taken in the column's CRS.
+    let rows = s
+        .sql(
+            "SELECT id FROM geoberg.test_db.test_table
+             WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'))",
+        )
+        .unwrap();
+    assert_eq!(ids(&rows), [1]);
+    let rows = s
+        .sql(
+            "SELECT id FROM test_db.test_table
+             WHERE ST_Contains(ST_GeomFromWKT('POLYGON ((0 0, 0 5, 5 5, 5 0, 0 0))'), geom)
+             ORDER BY id",
+        )
+        .unwrap();
+    assert_eq!(ids(&rows), [1, 2, 3]);
+
+    // Writes stay strict: a constructor's value has SRID 0 and is refused by the table.
+    let err = s
+        .sql("INSERT INTO test_db.test_table VALUES (4, 'd', ST_GeomFromText('POINT (1 2)'))")
+        .unwrap_err();
+    assert!(matches!(err, Error::Table(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("SRID 0") && message.contains("geom"),
+        "{message}"
+    );
+    // Nothing of the refused statement is visible.
+    assert_eq!(
+        scalar_i64(&s.sql("SELECT count(*) FROM test_db.test_table").unwrap()),
+        3
+    );
+
+    let ddl = s.sql("SHOW CREATE TABLE test_db.test_table").unwrap();
+    let ddl = pretty_format(&ddl).unwrap();
+    assert!(ddl.contains("geom GEOMETRY(4326)"), "{ddl}");
+    assert!(ddl.contains("bucket(4, id)"), "{ddl}");
+}
+
+#[test]
+fn one_commit_per_insert_statement() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.t (id bigint, geom geometry(4326))")
+        .unwrap();
+    s.sql(
+        "INSERT INTO db.t SELECT value, ST_SetSRID(ST_Point(value, value), 4326) \
+         FROM generate_series(1, 5000)",
+    )
+    .unwrap();
+    let table = geoberg_table::Table::load(
+        w.catalog.clone(),
+        &geoberg_table::TableIdent::new("db", "t").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(table.metadata().snapshots().count(), 1);
+    assert_eq!(
+        scalar_i64(&s.sql("SELECT count(*) FROM db.t").unwrap()),
+        5000
+    );
+    // An empty insert commits nothing.
+    let none = s
+        .sql("INSERT INTO db.t SELECT 1, geom FROM db.t WHERE false")
+        .unwrap();
+    assert_eq!(scalar_i64(&none), 0);
+    let table = table.refresh().unwrap();
+    assert_eq!(table.metadata().snapshots().count(), 1);
+}
+
+#[test]
+fn crs_rules_of_create_table_are_the_table_crates() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE SCHEMA geoberg.db").unwrap();
+    // Through the engine's CREATE TABLE (no Spark clauses) and through geoberg's parser.
+    for sql in [
+        "CREATE TABLE db.bad (g geometry(4269))",
+        "CREATE TABLE db.bad (g geometry(4269)) USING iceberg",
+    ] {
+        let err = s.sql(sql).unwrap_err().to_string();
+        assert!(
+            err.contains("4269") && err.contains("0, 3857 or 4326"),
+            "{sql}: {err}"
+        );
+    }
+    for sql in [
+        "CREATE TABLE db.bare (g geometry)",
+        "CREATE TABLE db.bare (g geometry) USING iceberg",
+    ] {
+        let err = s.sql(sql).unwrap_err().to_string();
+        assert!(err.contains("bare geometry"), "{sql}: {err}");
+    }
+    let err = s
+        .sql("CREATE TABLE db.v2 (g geometry(4326)) TBLPROPERTIES ('format-version' = '2')")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("format-version"), "{err}");
+
+    s.sql("CREATE TABLE db.ok (id bigint NOT NULL, g geometry(0), h geography(4326))")
+        .unwrap();
+    let described = pretty_format(&s.sql("DESCRIBE db.ok").unwrap()).unwrap();
+    assert!(described.contains("geometry(0)"), "{described}");
+    assert!(described.contains("geography(4326"), "{described}");
+    // geometry(0) takes values without SRID, as seed 004 says; geography stores them under
+    // its CRS.
+    s.sql("INSERT INTO db.ok VALUES (1, ST_GeomFromText('POINT (500000 4649776)'), NULL)")
+        .unwrap();
+    s.sql("INSERT INTO db.ok VALUES (2, NULL, ST_GeogFromWKT('POINT (-122.39 37.79)'))")
+        .unwrap();
+    let err = s
+        .sql("INSERT INTO db.ok VALUES (3, ST_SetSRID(ST_Point(1, 2), 4326), NULL)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("SRID 4326"), "{err}");
+    assert_eq!(scalar_i64(&s.sql("SELECT count(*) FROM db.ok").unwrap()), 2);
+}
+
+#[test]
+fn create_table_as_select_keeps_declared_crs_and_explains_missing_ones() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.src (id bigint, geom geometry(4326))")
+        .unwrap();
+    s.sql(
+        "INSERT INTO db.src VALUES (1, ST_SetSRID(ST_Point(1, 1), 4326)), \
+         (2, ST_SetSRID(ST_Point(5, 5), 4326))",
+    )
+    .unwrap();
+
+    // A geometry read from a geometry(4326) column keeps its CRS.
+    let out = s
+        .execute("CREATE TABLE db.copy AS SELECT id, geom FROM db.src")
+        .unwrap();
+    assert!(out[0].notices.is_empty(), "{:?}", out[0].notices);
+    let ddl = pretty_format(&s.sql("SHOW CREATE TABLE db.copy").unwrap()).unwrap();
+    assert!(ddl.contains("geom GEOMETRY(4326)"), "{ddl}");
+    assert_eq!(
+        scalar_i64(&s.sql("SELECT count(*) FROM db.copy").unwrap()),
+        2
+    );
+
+    // A geometry computed by an ST_ function without SRID has no declared CRS: say so.
+    let out = s
+        .execute("CREATE TABLE db.derived AS SELECT id, ST_Point(id, id) AS p FROM db.src")
+        .unwrap();
+    let notice = out[0].notices.join("\n");
+    assert!(
+        notice.contains("\"p\"") && notice.contains("no declared CRS"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("CREATE TABLE db.derived") && notice.contains("ST_SetSRID"),
+        "{notice}"
+    );
+    let ddl = pretty_format(&s.sql("SHOW CREATE TABLE db.derived").unwrap()).unwrap();
+    assert!(
+        ddl.contains("p GEOMETRY") && !ddl.contains("p GEOMETRY("),
+        "{ddl}"
+    );
+    assert!(ddl.contains("'format-version' = '2'"), "{ddl}");
+    let rows = s
+        .sql("SELECT id FROM db.derived WHERE ST_Intersects(p, ST_MakeEnvelope(0, 0, 1.5, 1.5))")
+        .unwrap();
+    assert_eq!(ids(&rows), [1]);
+
+    // DROP TABLE removes it from the catalog.
+    s.sql("DROP TABLE db.derived").unwrap();
+    let err = s.sql("SELECT * FROM db.derived").unwrap_err().to_string();
+    assert!(err.contains("not found"), "{err}");
+}
+
+#[test]
+fn ordinary_sql_works_over_geoberg_tables() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE geo.points (id bigint, state string, geom geometry(4326))")
+        .unwrap();
+    s.sql(
+        "INSERT INTO geo.points VALUES \
+         (1, 'CA', ST_SetSRID(ST_Point(-122.4, 37.8), 4326)), \
+         (2, 'CA', ST_SetSRID(ST_Point(-118.2, 34.0), 4326)), \
+         (3, 'NY', ST_SetSRID(ST_Point(-74.0, 40.7), 4326))",
+    )
+    .unwrap();
+    let text = pretty_format(
+        &s.sql("SELECT state, count(*) AS n FROM geo.points GROUP BY state ORDER BY state")
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        text.contains("| CA    | 2 |") && text.contains("| NY    | 1 |"),
+        "{text}"
+    );
+    let rows = s
+        .sql("SELECT id FROM geo.points WHERE state = 'CA' LIMIT 1")
+        .unwrap();
+    assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    let text = pretty_format(
+        &s.sql("SELECT id, ST_AsText(geom) AS wkt FROM geo.points WHERE id = 3")
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(text.contains("POINT(-74 40.7)"), "{text}");
+    let json = geoberg_datafusion::json_rows(
+        &s.sql("SELECT id, geom FROM geo.points WHERE id = 1")
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json[0]["geom"], "POINT(-122.4 37.8)");
+}
+
+#[test]
+fn a_script_runs_in_order_and_a_syntax_error_runs_nothing() {
+    let w = Warehouse::new();
+    let s = w.session();
+    let err = s
+        .execute(
+            "CREATE TABLE db.t (id bigint, geom geometry(4326));\n\
+             SELEC * FROM db.t;",
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("SELEC"), "{err}");
+    assert!(
+        s.sql("SELECT * FROM db.t").is_err(),
+        "the CREATE must not have run"
+    );
+    let out = s
+        .execute(
+            "CREATE TABLE db.t (id bigint, geom geometry(4326));\n\
+             INSERT INTO db.t VALUES (1, ST_SetSRID(ST_Point(0, 0), 4326));\n\
+             SELECT count(*) FROM db.t;",
+        )
+        .unwrap();
+    assert_eq!(out.len(), 3);
+    assert_eq!(scalar_i64(&out[2].batches), 1);
+}
+
+#[test]
+fn bad_input_gets_errors_not_panics() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.t (id bigint, geom geometry(4326))")
+        .unwrap();
+    s.sql("INSERT INTO db.t VALUES (1, ST_SetSRID(ST_Point(1, 1), 4326))")
+        .unwrap();
+    for (sql, expect) in [
+        ("SELECT * FROM db.nope", "not found"),
+        ("SELECT nope FROM db.t", "nope"),
+        (
+            "SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POINT (1 1)', 3857))",
+            "Mismatched CRS",
+        ),
+        ("SHOW CREATE TABLE db.nope", "does not exist"),
+        ("SHOW CREATE TABLE other.db.t", "catalog"),
+        (
+            "CREATE SPATIAL INDEX FOR db.t USING zorder(geom)",
+            "hilbert",
+        ),
+        ("INSERT INTO db.t VALUES (2, 'not a geometry')", ""),
+        (
+            "SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0'))",
+            "",
+        ),
+        ("", "give a statement"),
+    ] {
+        let err = s.sql(sql).unwrap_err().to_string();
+        assert!(err.contains(expect), "{sql}: {err}");
+    }
+    // A spatial argument that is not constant prunes nothing and is still right.
+    let rows = s
+        .sql("SELECT id FROM db.t WHERE ST_Intersects(geom, ST_Buffer(geom, 1))")
+        .unwrap();
+    assert_eq!(ids(&rows), [1]);
+}
