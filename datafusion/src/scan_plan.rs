@@ -362,7 +362,9 @@ pub(crate) fn partition(
                 location: file.path.clone(),
                 size: file.size_in_bytes,
                 row_groups: row_group.map(|rg| RowGroupSelection {
-                    count: selections[unit.file].as_ref().map_or(0, |f| f.selection.count),
+                    count: selections[unit.file]
+                        .as_ref()
+                        .map_or(0, |f| f.selection.count),
                     read: vec![rg],
                 }),
                 rows: unit.rows,
