@@ -33,7 +33,7 @@ fn make_tables(w: &Warehouse) -> (Vec<Row>, Vec<(i64, [f64; 4])>) {
             x: 0.0,
             state: None,
             // A grid that puts points on zone edges and corners too.
-            point: (i % 37 != 0).then(|| ((i % 20) as f64, (i / 20) as f64)),
+            point: (i % 37 != 0).then_some(((i % 20) as f64, (i / 20) as f64)),
         })
         .collect();
     let files: Vec<Vec<Row>> = rows.chunks(100).map(|c| c.to_vec()).collect();
