@@ -12,7 +12,9 @@ use std::sync::Arc;
 use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use criterion::{Criterion, criterion_group, criterion_main};
-use geoberg_bench_data::{DatasetModel, Distribution, GenerateOptions, GeometryEncoding, RowFormat};
+use geoberg_bench_data::{
+    DatasetModel, Distribution, GenerateOptions, GeometryEncoding, RowFormat,
+};
 use geoberg_datafusion::BlockingSession;
 use geoberg_geostats::bbox_of_wkb;
 use geoberg_table::{
@@ -56,8 +58,12 @@ fn setup() -> Setup {
     let files = env("GEOBERG_BENCH_FILES", 16).max(1);
     let dir = tempfile::tempdir().unwrap();
     let catalog: Arc<dyn Catalog> = Arc::new(
-        SqliteCatalog::open(dir.path().join("catalog.db"), "geoberg", dir.path().join("wh"))
-            .unwrap(),
+        SqliteCatalog::open(
+            dir.path().join("catalog.db"),
+            "geoberg",
+            dir.path().join("wh"),
+        )
+        .unwrap(),
     );
     catalog.create_namespace("demo").unwrap();
     let mut table = CreateTable::new([
@@ -66,9 +72,15 @@ fn setup() -> Setup {
         Column::new("state", DataType::String).required(),
         Column::new("geom", DataType::Geometry { srid: 4326 }),
     ])
-    .create(Arc::clone(&catalog), &TableIdent::new("demo", "points").unwrap())
+    .create(
+        Arc::clone(&catalog),
+        &TableIdent::new("demo", "points").unwrap(),
+    )
     .unwrap();
-    let model = DatasetModel::builder(Distribution::CITIES).seed(42).build().unwrap();
+    let model = DatasetModel::builder(Distribution::CITIES)
+        .seed(42)
+        .build()
+        .unwrap();
     let format = RowFormat {
         encoding: GeometryEncoding::Wkb,
         bbox_columns: false,
@@ -103,7 +115,12 @@ fn setup() -> Setup {
         table = table.append(&batches).unwrap().0;
         start_row = end;
     }
-    let total: u64 = table.data_files().unwrap().iter().map(|f| f.file_size_in_bytes()).sum();
+    let total: u64 = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_size_in_bytes())
+        .sum();
     let (table, _) = table
         .rewrite()
         .hilbert("geom", 16)
@@ -130,7 +147,8 @@ fn densest_window(sample: &[(f64, f64)]) -> BBox {
         hi = (hi.0.max(x), hi.1.max(y));
     }
     let (w, h) = (hi.0 - lo.0, hi.1 - lo.1);
-    let cell = |v: f64, min: f64, span: f64| (((v - min) / span * GRID as f64) as usize).min(GRID - 1);
+    let cell =
+        |v: f64, min: f64, span: f64| (((v - min) / span * GRID as f64) as usize).min(GRID - 1);
     let mut counts = [[0u32; GRID]; GRID];
     for &(x, y) in sample {
         counts[cell(y, lo.1, h)][cell(x, lo.0, w)] += 1;
@@ -149,7 +167,12 @@ fn densest_window(sample: &[(f64, f64)]) -> BBox {
     let min_x = (cx - hw).clamp(lo.0, hi.0 - 2.0 * hw);
     let min_y = (cy - hh).clamp(lo.1, hi.1 - 2.0 * hh);
     let round = |v: f64| (v * 1e3).round() / 1e3;
-    BBox::new(round(min_x), round(min_y), round(min_x + 2.0 * hw), round(min_y + 2.0 * hh))
+    BBox::new(
+        round(min_x),
+        round(min_y),
+        round(min_x + 2.0 * hw),
+        round(min_y + 2.0 * hh),
+    )
 }
 
 fn count(batches: &[RecordBatch]) -> i64 {
@@ -182,7 +205,10 @@ fn bench(c: &mut Criterion) {
         }
     }
     s.session
-        .sql(&format!("INSERT INTO demo.zones VALUES {}", values.join(", ")))
+        .sql(&format!(
+            "INSERT INTO demo.zones VALUES {}",
+            values.join(", ")
+        ))
         .unwrap();
     let join = format!(
         "SELECT count(*) FROM demo.points p JOIN demo.zones z ON ST_Intersects(p.geom, z.geom) \
@@ -199,7 +225,10 @@ fn bench(c: &mut Criterion) {
         .execute()
         .unwrap();
     let scan_rows: usize = scan_rows.iter().map(RecordBatch::num_rows).sum();
-    assert_eq!(engine_rows as usize, scan_rows, "engine and table scan disagree");
+    assert_eq!(
+        engine_rows as usize, scan_rows,
+        "engine and table scan disagree"
+    );
     let analyzed = geoberg_datafusion::pretty_format(
         &s.session.sql(&format!("EXPLAIN ANALYZE {query}")).unwrap(),
     )
@@ -213,15 +242,23 @@ fn bench(c: &mut Criterion) {
     let join_plan =
         geoberg_datafusion::pretty_format(&s.session.sql(&format!("EXPLAIN {join}")).unwrap())
             .unwrap();
-    let operator = ["SpatialJoinExec", "NestedLoopJoinExec", "HashJoinExec", "CrossJoinExec"]
-        .into_iter()
-        .find(|op| join_plan.contains(op))
-        .unwrap_or("unknown");
+    let operator = [
+        "SpatialJoinExec",
+        "NestedLoopJoinExec",
+        "HashJoinExec",
+        "CrossJoinExec",
+    ]
+    .into_iter()
+    .find(|op| join_plan.contains(op))
+    .unwrap_or("unknown");
     println!("query: {query}");
     println!("rows matched: {engine_rows}");
     println!(
         "table scan: files {} of {} read, {} of {} row groups skipped",
-        explain.files_read, explain.files_total, explain.row_groups_skipped, explain.row_groups_total
+        explain.files_read,
+        explain.files_total,
+        explain.row_groups_skipped,
+        explain.row_groups_total
     );
     println!("engine scan node: {scan_line}");
     println!(
@@ -231,7 +268,9 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("window_count");
     group.sample_size(20);
-    group.bench_function("engine", |b| b.iter(|| count(&s.session.sql(&query).unwrap())));
+    group.bench_function("engine", |b| {
+        b.iter(|| count(&s.session.sql(&query).unwrap()))
+    });
     group.bench_function("table_scan", |b| {
         b.iter(|| {
             let (batches, _) = s

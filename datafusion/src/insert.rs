@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::datasource::sink::DataSink;
@@ -14,7 +14,10 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 use geoberg_crs::ColumnType;
-use geoberg_table::{SRID_FIELD_METADATA, Table};
+use geoberg_table::{
+    BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, HILBERT_CELL_SUFFIX,
+    SRID_FIELD_METADATA, Table,
+};
 
 use crate::error::table_error;
 use crate::geo_schema::{FieldSrid, field_srid};
@@ -83,20 +86,54 @@ impl DataSink for GeobergSink {
 /// [`Table::append`] reads it (`srid` field metadata): a value typed with no CRS (what
 /// `ST_GeomFromText` and `ST_Point` give) is SRID 0 for a geometry column, as the seeds count
 /// it, and unset for a geography column (which stores it under the column CRS).
+///
+/// Columns the table derives on append (the bbox columns, a Hilbert-cell partition column) are
+/// dropped when the statement left them NULL (`INSERT INTO t (id, geom) ...`), so that the
+/// append fills them in.
 pub(crate) fn label_batches(
     table: &Table,
     batches: &[RecordBatch],
 ) -> geoberg_table::Result<Vec<RecordBatch>> {
-    batches.iter().map(|b| label_batch(table, b)).collect()
+    let derived = derived_columns(table);
+    batches
+        .iter()
+        .map(|b| label_batch(table, b, &derived))
+        .collect()
 }
 
-fn label_batch(table: &Table, batch: &RecordBatch) -> geoberg_table::Result<RecordBatch> {
+/// The columns `Table::append` computes from the geometry.
+fn derived_columns(table: &Table) -> Vec<String> {
+    let properties = table.metadata().properties();
+    let mut out = Vec::new();
+    if properties.contains_key(BBOX_SOURCE_PROPERTY) {
+        out.extend(BBOX_COLUMN_NAMES.iter().map(|c| c.to_string()));
+    }
+    if let Some(spec) = properties.get(HILBERT_CELL_PROPERTY)
+        && let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec)
+        && let Some(column) = spec.get("column").and_then(|c| c.as_str())
+    {
+        out.push(format!("{column}{HILBERT_CELL_SUFFIX}"));
+    }
+    out
+}
+
+fn label_batch(
+    table: &Table,
+    batch: &RecordBatch,
+    derived: &[String],
+) -> geoberg_table::Result<RecordBatch> {
     let schema = batch.schema();
     let mut changed = false;
     let mut fields: Vec<Field> = Vec::with_capacity(schema.fields().len());
-    for field in schema.fields() {
-        let column = table.geo_columns().iter().find(|g| g.name == *field.name());
-        let label = match column {
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if derived.iter().any(|d| d == field.name()) && column.null_count() == column.len() {
+            changed = true;
+            continue;
+        }
+        columns.push(Arc::clone(column));
+        let geo = table.geo_columns().iter().find(|g| g.name == *field.name());
+        let label = match geo {
             Some(g) => srid_label(&g.name, &g.column_type, field)?,
             None => None,
         };
@@ -113,7 +150,11 @@ fn label_batch(table: &Table, batch: &RecordBatch) -> geoberg_table::Result<Reco
         return Ok(batch.clone());
     }
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    Ok(RecordBatch::try_new(schema, batch.columns().to_vec())?)
+    Ok(RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )?)
 }
 
 /// The SRID label of one incoming geometry field, `None` to leave it unlabelled.

@@ -40,6 +40,19 @@
 //! From async code, [`Session`] has the same methods, async; [`sedona_context`] gives the
 //! SedonaDB context itself for the DataFrame API.
 //!
+//! How a statement runs: [`route`] sends `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`,
+//! `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE TABLE` (with
+//! `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries, `EXPLAIN
+//! [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `DROP TABLE`, `CREATE SCHEMA` and `SET`
+//! to the engine.
+//!
+//! What is not there yet: geography predicates do not plan (SedonaDB's geography kernels need
+//! its C++ `s2geography` feature), so geography columns are read but not pruned; delete files
+//! are not applied (the table crate refuses to read a table that has them); comparisons on
+//! timestamp columns prune only row groups (DataFusion's statistics), not files; an `INSERT`
+//! holds its rows in memory until its one commit; a spatial join is a nested-loop join
+//! (SedonaDB's spatial join needs GEOS).
+//!
 //! Constant geometries in spatial predicates may omit their CRS: `ST_Intersects(geom,
 //! ST_GeomFromText('POLYGON (...)'))` against a `geometry(4326)` column takes the polygon in
 //! the column's CRS (seed 004's query shapes); see [`ConstantGeometryCrs`]. Writes are strict:
@@ -58,6 +71,7 @@ mod insert;
 mod output;
 mod provider;
 mod pushdown;
+mod rectangle_kernel;
 mod route;
 mod scan_exec;
 mod scan_plan;

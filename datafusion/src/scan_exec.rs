@@ -149,21 +149,37 @@ fn build_reader(
     if let Some(p) = predicate {
         source = source.with_predicate(Arc::clone(p));
     }
-    // Row counts are exact only when the reader prunes nothing beyond what was planned.
+    // Row counts are exact only when the reader prunes nothing beyond what was planned (and,
+    // once deletes are applied, they must count the deleted rows out).
     let exact_rows = predicate.is_none();
+    let rows_of = |slices: &[FileSlice]| -> Option<usize> {
+        slices
+            .iter()
+            .map(|s| s.rows.and_then(|r| usize::try_from(r).ok()))
+            .sum()
+    };
+    let count = |rows: Option<usize>| match (exact_rows, rows) {
+        (true, Some(n)) => Precision::Exact(n),
+        (_, Some(n)) => Precision::Inexact(n),
+        (_, None) => Precision::Absent,
+    };
     let groups = spec
         .partitions
         .iter()
         .map(|slices| {
-            slices
+            let files = slices
                 .iter()
                 .map(|s| partitioned_file(s, schema, exact_rows))
-                .collect::<Result<Vec<_>>>()
-                .map(FileGroup::new)
+                .collect::<Result<Vec<_>>>()?;
+            let stats = Statistics::new_unknown(schema).with_num_rows(count(rows_of(slices)));
+            Ok(FileGroup::new(files).with_statistics(Arc::new(stats)))
         })
         .collect::<Result<Vec<_>>>()?;
+    let all: Vec<FileSlice> = spec.partitions.iter().flatten().cloned().collect();
+    let statistics = Statistics::new_unknown(schema).with_num_rows(count(rows_of(&all)));
     let config = FileScanConfigBuilder::new(url, Arc::new(source))
         .with_file_groups(groups)
+        .with_statistics(statistics)
         .with_projection_indices(spec.projection.clone())?
         .with_limit(spec.limit)
         .build();

@@ -338,19 +338,17 @@ pub(crate) fn partition(
             }),
         }
     }
-    let total: u64 = units.iter().map(|u| u.bytes).sum();
-    let target_partitions = target_partitions.max(1);
-    let share = total.div_ceil(target_partitions as u64).max(1);
-    let mut partitions: Vec<Vec<FileSlice>> = Vec::new();
-    let mut current: Vec<FileSlice> = Vec::new();
-    let mut filled = 0u64;
+    let total: u64 = units.iter().map(|u| u.bytes).sum::<u64>().max(1);
+    let n = target_partitions.max(1) as u128;
+    let mut partitions: Vec<Vec<FileSlice>> = vec![Vec::new(); n as usize];
+    let mut before = 0u64;
     for unit in units {
-        if filled >= share && partitions.len() + 1 < target_partitions {
-            partitions.push(std::mem::take(&mut current));
-            filled = 0;
-        }
-        filled += unit.bytes;
+        // The partition of the unit's middle byte: contiguous runs of about total / n bytes.
+        let middle = u128::from(before) + u128::from(unit.bytes) / 2;
+        let p = ((middle * n / u128::from(total)) as usize).min(n as usize - 1);
+        before += unit.bytes;
         let file = &files[unit.file];
+        let current = &mut partitions[p];
         match (unit.row_group, current.last_mut()) {
             (Some(rg), Some(last)) if last.location == file.path && last.row_groups.is_some() => {
                 if let Some(sel) = last.row_groups.as_mut() {
@@ -371,8 +369,9 @@ pub(crate) fn partition(
             }),
         }
     }
-    if !current.is_empty() || partitions.is_empty() {
-        partitions.push(current);
+    partitions.retain(|p| !p.is_empty());
+    if partitions.is_empty() {
+        partitions.push(Vec::new());
     }
     partitions
 }

@@ -9,24 +9,38 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::sql::parser::DFParser;
 use geoberg_table::Catalog;
 use sedona::context::SedonaContext;
+use sedona_expr::scalar_udf::ScalarKernelRef;
 
 use crate::catalog::GeobergCatalogProvider;
 use crate::crs_literal::ConstantGeometryCrs;
 use crate::error::{Error, Result};
+use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::type_planner::GeobergTypePlanner;
 use crate::values_type::ValuesGeometryType;
 
 /// A SedonaDB context whose catalog `catalog_name` is the geoberg `catalog`, made the default
 /// catalog (so `SELECT * FROM ns.t` and `SELECT * FROM <catalog_name>.ns.t` both work), with
-/// `geometry(<srid>)` / `geography(<srid>)` column types for `CREATE TABLE` and seed 004's
-/// rule for constant geometries without CRS in spatial predicates
-/// ([`ConstantGeometryCrs`]).
+/// `geometry(<srid>)` / `geography(<srid>)` column types for `CREATE TABLE`, seed 004's rule
+/// for constant geometries without CRS in spatial predicates ([`ConstantGeometryCrs`]), and a
+/// fast path for points against a constant rectangle in `ST_Intersects` and its kin (same
+/// results as SedonaDB's kernels, which serve every other case).
 pub async fn sedona_context(
     catalog: Arc<dyn Catalog>,
     catalog_name: &str,
 ) -> Result<(SedonaContext, GeobergCatalogProvider)> {
     let context = SedonaContext::new_local_interactive().await?;
+    for (name, relation, rectangle_arg) in RECTANGLE_FUNCTIONS {
+        let Some(existing) = context.scalar_udf(name)? else {
+            continue;
+        };
+        let kernel: ScalarKernelRef = Arc::new(RectanglePredicate::new(
+            relation,
+            rectangle_arg,
+            existing.kernels().to_vec(),
+        ));
+        context.append_sedona_scalar_kernels(name, kernel)?;
+    }
     let set_crs = context.ctx.udf("st_setcrs")?;
     {
         let state = context.ctx.state_ref();

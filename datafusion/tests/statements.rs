@@ -306,3 +306,53 @@ fn bad_input_gets_errors_not_panics() {
         .unwrap();
     assert_eq!(ids(&rows), [1]);
 }
+
+#[test]
+fn insert_leaves_derived_columns_to_the_table() {
+    let w = Warehouse::new();
+    w.catalog.create_namespace("geo").unwrap();
+    for (name, create) in [
+        (
+            "cells",
+            geoberg_table::CreateTable::new([
+                geoberg_table::Column::new("id", geoberg_table::DataType::Long),
+                geoberg_table::Column::new(
+                    "geom",
+                    geoberg_table::DataType::Geometry { srid: 4326 },
+                ),
+            ])
+            .spatial_partition("geom", 4),
+        ),
+        (
+            "boxes",
+            geoberg_table::CreateTable::new([
+                geoberg_table::Column::new("id", geoberg_table::DataType::Long),
+                geoberg_table::Column::new(
+                    "geom",
+                    geoberg_table::DataType::Geometry { srid: 4326 },
+                ),
+            ])
+            .with_bbox_columns("geom"),
+        ),
+    ] {
+        create
+            .create(
+                w.catalog.clone(),
+                &geoberg_table::TableIdent::new("geo", name).unwrap(),
+            )
+            .unwrap();
+    }
+    let s = w.session();
+    s.sql("INSERT INTO geo.cells (id, geom) VALUES (1, ST_SetSRID(ST_Point(10, 20), 4326))")
+        .unwrap();
+    let n = s
+        .sql("SELECT count(*) FROM geo.cells WHERE geom_hilbert_cell IS NOT NULL")
+        .unwrap();
+    assert_eq!(scalar_i64(&n), 1);
+    s.sql("INSERT INTO geo.boxes (id, geom) VALUES (1, ST_SetSRID(ST_Point(10, 20), 4326))")
+        .unwrap();
+    let n = s
+        .sql("SELECT count(*) FROM geo.boxes WHERE bbox_min_x = 10 AND bbox_max_y = 20")
+        .unwrap();
+    assert_eq!(scalar_i64(&n), 1);
+}
