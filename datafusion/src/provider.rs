@@ -156,7 +156,7 @@ impl TableProvider for GeobergTableProvider {
         }
         let partitions = partition(&files, &selections, target_partitions);
 
-        let predicate = match conjunction(pushed.column_exprs.iter().cloned()) {
+        let predicate = match conjunction(pushed.parquet_exprs.iter().cloned()) {
             Some(expr) => {
                 let df_schema = DFSchema::try_from(Arc::clone(&self.schema))?;
                 Some(state.create_physical_expr(expr, &df_schema)?)

@@ -245,8 +245,11 @@ pub struct PushedFilters {
     pub spatial: SpatialPruning,
     /// A condition every matching row satisfies, on ordinary columns (`None`: none).
     pub columns: Option<Predicate>,
-    /// The filters that gave [`PushedFilters::columns`] a part, for the Parquet reader.
-    pub column_exprs: Vec<Expr>,
+    /// The filters the Parquet reader may prune row groups with: those that gave
+    /// [`PushedFilters::columns`] a part, except any naming a float column. Parquet keeps NaN
+    /// out of float statistics while DataFusion orders NaN above every number, so DataFusion
+    /// 54 skips row groups whose NaN rows match `x > 1.0` (apache/datafusion#24804 fixes it).
+    pub parquet_exprs: Vec<Expr>,
 }
 
 impl PushedFilters {
@@ -254,18 +257,24 @@ impl PushedFilters {
     pub fn new(filters: &[Expr], columns: &TableColumns) -> PushedFilters {
         let mut spatial = SpatialPruning::Anything;
         let mut parts = Vec::new();
-        let mut column_exprs = Vec::new();
+        let mut parquet_exprs = Vec::new();
         for f in filters {
             spatial = spatial.and(SpatialPruning::from_expr(f, columns.geometry()));
             if let Some(p) = implied(f, columns) {
                 parts.push(p);
-                column_exprs.push(f.clone());
+                let names_float = f
+                    .column_refs()
+                    .iter()
+                    .any(|c| columns.kind(&c.name) == Some(Kind::Float));
+                if !names_float {
+                    parquet_exprs.push(f.clone());
+                }
             }
         }
         PushedFilters {
             spatial,
             columns: Predicate::and(parts),
-            column_exprs,
+            parquet_exprs,
         }
     }
 
