@@ -22,9 +22,7 @@ use crate::handle::TableHandle;
 use crate::insert::GeobergSink;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
-use crate::scan_plan::{
-    FooterPlan, RowGroupSelection, choose_files, partition, read_footers, select_row_groups,
-};
+use crate::scan_plan::{choose_files, partition, plan_row_groups, read_footers};
 use crate::store::object_store_url;
 
 /// A geoberg table in DataFusion: scans prune files and row groups with the pushed filters,
@@ -120,39 +118,7 @@ impl TableProvider for GeobergTableProvider {
                 .iter()
                 .map(|g| (g.name.clone(), g.column_type.clone()))
                 .collect();
-            summary.footers_read = true;
-            for (slot, footer) in selections.iter_mut().zip(&footers) {
-                let keep = select_row_groups(footer, &pushed.spatial, &column_types);
-                let sizes: Vec<(u64, u64)> = footer
-                    .row_groups()
-                    .iter()
-                    .map(|rg| {
-                        (
-                            rg.compressed_size().max(0) as u64,
-                            rg.num_rows().max(0) as u64,
-                        )
-                    })
-                    .collect();
-                summary.row_groups_total += keep.len();
-                for (i, k) in keep.iter().enumerate() {
-                    if !k {
-                        summary.row_groups_skipped += 1;
-                        summary.row_group_bytes_skipped += sizes[i].0;
-                    }
-                }
-                let read = keep
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, k)| k.then_some(i))
-                    .collect();
-                *slot = Some(FooterPlan {
-                    selection: RowGroupSelection {
-                        count: keep.len(),
-                        read,
-                    },
-                    sizes,
-                });
-            }
+            selections = plan_row_groups(&footers, &pushed.spatial, &column_types, &mut summary);
         }
         let partitions = partition(&files, &selections, target_partitions);
 

@@ -239,7 +239,7 @@ pub(crate) async fn read_footers(
 }
 
 /// The row groups of one file that may hold a matching row, by their geo statistics.
-pub(crate) fn select_row_groups(
+fn select_row_groups(
     footer: &ParquetMetaData,
     spatial: &SpatialPruning,
     column_types: &HashMap<String, ColumnType>,
@@ -301,6 +301,51 @@ pub(crate) fn select_row_groups(
 pub(crate) struct FooterPlan {
     pub selection: RowGroupSelection,
     pub sizes: Vec<(u64, u64)>,
+}
+
+/// The row groups to read of each file whose footer was read, counted into `summary`.
+pub(crate) fn plan_row_groups(
+    footers: &[Arc<ParquetMetaData>],
+    spatial: &SpatialPruning,
+    column_types: &HashMap<String, ColumnType>,
+    summary: &mut PruningSummary,
+) -> Vec<Option<FooterPlan>> {
+    summary.footers_read = true;
+    footers
+        .iter()
+        .map(|footer| {
+            let keep = select_row_groups(footer, spatial, column_types);
+            let sizes: Vec<(u64, u64)> = footer
+                .row_groups()
+                .iter()
+                .map(|rg| {
+                    (
+                        rg.compressed_size().max(0) as u64,
+                        rg.num_rows().max(0) as u64,
+                    )
+                })
+                .collect();
+            summary.row_groups_total += keep.len();
+            for (k, (bytes, _)) in keep.iter().zip(&sizes) {
+                if !k {
+                    summary.row_groups_skipped += 1;
+                    summary.row_group_bytes_skipped += bytes;
+                }
+            }
+            let read = keep
+                .iter()
+                .enumerate()
+                .filter_map(|(i, k)| k.then_some(i))
+                .collect();
+            Some(FooterPlan {
+                selection: RowGroupSelection {
+                    count: keep.len(),
+                    read,
+                },
+                sizes,
+            })
+        })
+        .collect()
 }
 
 /// A unit of work: a whole file, or one row group of it.
