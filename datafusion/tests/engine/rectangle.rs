@@ -3,15 +3,13 @@
 //! path, so SedonaDB decides every row of that query; both queries must return the same rows,
 //! over points on and off the rectangle's edges, lines, polygons, empty points and NULLs.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::common::{Warehouse, ids, wkb_point, wkb_polygon};
 use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
-use common::{Warehouse, ids, wkb_point, wkb_polygon};
 use geoberg_datafusion::BlockingSession;
 use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, TableIdent};
 use proptest::prelude::*;

@@ -3,14 +3,12 @@
 //! push-down equal the rows without it (the same provider, filters refused) and the rows a
 //! brute-force evaluation of the predicate over every row picks.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::common::{Row, Warehouse, append_files, create_points, ids};
 use arrow_schema::SchemaRef;
 use async_trait::async_trait;
-use common::{Row, Warehouse, append_files, create_points, ids};
 use datafusion::catalog::Session as EngineSession;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DfResult;

@@ -1,7 +1,5 @@
 //! Tables for the integration tests, written with the table crate (not the engine under test).
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -15,7 +13,8 @@ use geoberg_table::{
 
 /// A warehouse in a temporary directory with a SQLite catalog named `geoberg`.
 pub struct Warehouse {
-    pub dir: tempfile::TempDir,
+    /// Keeps the directory until the warehouse is dropped.
+    _dir: tempfile::TempDir,
     pub catalog: Arc<dyn Catalog>,
 }
 
@@ -30,7 +29,7 @@ impl Warehouse {
             )
             .unwrap(),
         );
-        Warehouse { dir, catalog }
+        Warehouse { _dir: dir, catalog }
     }
 
     pub fn session(&self) -> BlockingSession {

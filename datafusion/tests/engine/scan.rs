@@ -1,9 +1,7 @@
 //! The scan node: projection, LIMIT, partitions spread over the session's target partitions,
 //! and row counts from the manifests.
 
-mod common;
-
-use common::{Row, Warehouse, append_files, create_points, ids, plan_text, scalar_i64};
+use crate::common::{Row, Warehouse, append_files, create_points, ids, plan_text, scalar_i64};
 
 fn rows(file: i64, n: i64) -> Vec<Row> {
     (0..n)

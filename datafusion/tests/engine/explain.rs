@@ -1,11 +1,9 @@
 //! Pruning is visible: EXPLAIN shows what the scan skips and why, EXPLAIN ANALYZE has it as
 //! metrics of the scan node.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{Row, Warehouse, append_files, create_points, ids, plan_text, scan_metric};
+use crate::common::{Row, Warehouse, append_files, create_points, ids, plan_text, scan_metric};
 use geoberg_table::{Column, CreateTable, DataType, PartitionField, TableIdent};
 
 fn row(id: i64, state: &str, x: f64, y: f64) -> Row {

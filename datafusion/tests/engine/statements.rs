@@ -1,8 +1,6 @@
 //! Seed 004's statements as written, and the DDL of the engine over a geoberg catalog.
 
-mod common;
-
-use common::{Warehouse, ids, scalar_i64};
+use crate::common::{Warehouse, ids, scalar_i64};
 use geoberg_datafusion::{Error, pretty_format};
 
 #[test]

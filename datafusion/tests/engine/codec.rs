@@ -1,11 +1,9 @@
 //! The scan node and its pruning boxes survive a trip through DataFusion's protobuf with
 //! geoberg's extension codec (what a distributed engine ships to its workers).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{Row, Warehouse, append_files, create_points, ids};
+use crate::common::{Row, Warehouse, append_files, create_points, ids};
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,

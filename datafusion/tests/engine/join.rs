@@ -1,13 +1,11 @@
 //! A spatial join of two geoberg tables returns the rows a brute-force join returns.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::common::{Row, Warehouse, append_files, create_points, plan_text, wkb_polygon};
 use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
-use common::{Row, Warehouse, append_files, create_points, plan_text, wkb_polygon};
 use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, TableIdent};
 
 /// Zones: axis-aligned rectangles `(id, [min_x, min_y, max_x, max_y])`.

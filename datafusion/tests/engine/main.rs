@@ -1,0 +1,12 @@
+//! Integration tests of the engine, in one test binary: every binary links DataFusion and
+//! SedonaDB (about 270 MB in a debug build), so one binary instead of eight saves CI disk and
+//! link time.
+
+mod codec;
+mod common;
+mod explain;
+mod join;
+mod pushdown;
+mod rectangle;
+mod scan;
+mod statements;
