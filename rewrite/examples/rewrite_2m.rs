@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use geoberg_rewrite::{CurveSpec, DirectoryLocator, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{CurveSpec, DirectoryStorage, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 #[path = "../benches/gen_points.rs"]
@@ -73,12 +73,13 @@ fn main() {
         "geom",
         &CurveSpec::wgs84(16).expect("curve"),
         &options,
+        &geoberg_rewrite::LocalFiles,
     )
     .expect("plan");
     let planned = start.elapsed();
     let outcome = execute(
         &plan,
-        &DirectoryLocator {
+        &DirectoryStorage {
             dir: out,
             prefix: "ex".into(),
         },

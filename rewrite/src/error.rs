@@ -1,7 +1,5 @@
 //! The one error type of this crate.
 
-use std::path::PathBuf;
-
 /// Everything that can stop a rewrite. Messages name the offending value and the fix.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -80,7 +78,7 @@ pub enum RewriteError {
         /// Geometry column.
         column: String,
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// The decoder's error (it names the row and byte offset).
         source: geoberg_geostats::GeostatsError,
     },
@@ -91,7 +89,7 @@ pub enum RewriteError {
     )]
     RowOutsideCurveBounds {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// Row ordinal in the file.
         row: u64,
         /// The curve's error, with the value and the bounds.
@@ -103,7 +101,7 @@ pub enum RewriteError {
     )]
     MissingGeometryColumn {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// Column that was asked for.
         column: String,
         /// Columns present in the file.
@@ -118,9 +116,9 @@ pub enum RewriteError {
         /// Partition key.
         partition: String,
         /// A file with the first schema.
-        first: PathBuf,
+        first: String,
         /// A file with a different schema.
-        other: PathBuf,
+        other: String,
     },
     /// An input file's row-lineage column (found by its reserved field id) is not a 64-bit
     /// integer, so its values cannot be carried into the output.
@@ -130,7 +128,7 @@ pub enum RewriteError {
     )]
     InvalidLineageColumn {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// The column's name in the file.
         column: String,
         /// Its Arrow type.
@@ -140,7 +138,7 @@ pub enum RewriteError {
     #[error("parquet file '{path}': {source}")]
     Parquet {
         /// The file.
-        path: PathBuf,
+        path: String,
         /// The Parquet error.
         source: parquet::errors::ParquetError,
     },
@@ -158,7 +156,7 @@ pub enum RewriteError {
         /// What was being done.
         context: &'static str,
         /// The path involved.
-        path: PathBuf,
+        path: String,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -168,9 +166,9 @@ pub enum RewriteError {
 }
 
 impl RewriteError {
-    pub(crate) fn parquet(path: &std::path::Path, source: parquet::errors::ParquetError) -> Self {
+    pub(crate) fn parquet(path: impl std::fmt::Display, source: parquet::errors::ParquetError) -> Self {
         RewriteError::Parquet {
-            path: path.to_path_buf(),
+            path: path.to_string(),
             source,
         }
     }
@@ -184,12 +182,12 @@ impl RewriteError {
 
     pub(crate) fn io(
         context: &'static str,
-        path: &std::path::Path,
+        path: impl std::fmt::Display,
         source: std::io::Error,
     ) -> Self {
         RewriteError::Io {
             context,
-            path: path.to_path_buf(),
+            path: path.to_string(),
             source,
         }
     }

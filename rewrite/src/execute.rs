@@ -1,9 +1,7 @@
 //! Running a plan: stream inputs, key rows, route them to sort chunks (spilling within the
 //! budget), sort each chunk and write rolled Parquet files.
 
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,53 +17,11 @@ use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
+use crate::storage::RewriteStorage;
 use crate::writer::{RollingWriter, WriterConfig, plain_columns};
 use crate::{
-    InputFile, OutputFile, PartitionKey, RewriteError, RewriteOptions, RewritePlan, RowClass,
+    InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass,
 };
-
-/// Where output files go and how they are created and removed. `table` implements it with its
-/// data location, its file naming and its storage (so that a test can fail any write).
-///
-/// Only the output files go through it: the temporary spill runs are scratch files in
-/// `spill-dir` (or the system temporary directory) that are always removed, so they use `std::fs`.
-pub trait OutputLocator: Sync {
-    /// Path of the `seq`-th file written by `task` for `partition`.
-    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf;
-
-    /// Opens a new output file at a path [`OutputLocator::locate`] returned. The file is
-    /// complete once the writer's `flush` has returned `Ok`; the rewrite buffers its writes, so
-    /// the writer sees large blocks. By default `std::fs::File::create`, parent directories
-    /// included.
-    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        Ok(Box::new(File::create(path)?))
-    }
-
-    /// Removes an output file of a failed rewrite (which may be partly written, or missing if
-    /// [`OutputLocator::create`] failed). By default `std::fs::remove_file`.
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
-    }
-}
-
-/// Writes every output file into one directory as `<prefix>-<task>-<seq>.parquet`.
-#[derive(Debug, Clone)]
-pub struct DirectoryLocator {
-    /// Target directory (must exist).
-    pub dir: PathBuf,
-    /// File-name prefix, e.g. a run id, so that concurrent rewrites never collide.
-    pub prefix: String,
-}
-
-impl OutputLocator for DirectoryLocator {
-    fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
-        self.dir
-            .join(format!("{}-{task:05}-{seq:03}.parquet", self.prefix))
-    }
-}
 
 /// Iceberg's `rewrite_data_files` result columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -123,9 +79,9 @@ fn routing_memory_limit(options: &RewriteOptions) -> u64 {
 /// Executes every task of `plan`. On failure every file written so far is deleted.
 pub fn execute(
     plan: &RewritePlan,
-    locator: &dyn OutputLocator,
+    storage: &dyn RewriteStorage,
 ) -> Result<RewriteOutcome, RewriteError> {
-    execute_tasks(plan, &(0..plan.tasks.len()).collect::<Vec<_>>(), locator)
+    execute_tasks(plan, &(0..plan.tasks.len()).collect::<Vec<_>>(), storage)
 }
 
 /// Executes the given tasks of `plan` (e.g. on another worker). Rows that belong to other tasks
@@ -133,7 +89,7 @@ pub fn execute(
 pub fn execute_tasks(
     plan: &RewritePlan,
     task_ids: &[usize],
-    locator: &dyn OutputLocator,
+    storage: &dyn RewriteStorage,
 ) -> Result<RewriteOutcome, RewriteError> {
     plan.validate()?;
     if let Some(&t) = task_ids.iter().find(|&&t| t >= plan.tasks.len()) {
@@ -142,7 +98,7 @@ pub fn execute_tasks(
             plan.tasks.len()
         )));
     }
-    let written = Mutex::new(Vec::<PathBuf>::new());
+    let written = Mutex::new(Vec::<String>::new());
     let pool = thread_pool(&plan.options)?;
     let run = || -> Result<(Vec<OutputFile>, u64), RewriteError> {
         let mut added = Vec::new();
@@ -156,7 +112,7 @@ pub fn execute_tasks(
             if tasks.is_empty() {
                 continue;
             }
-            let (files, s) = pool.install(|| run_partition(plan, p, &tasks, locator, &written))?;
+            let (files, s) = pool.install(|| run_partition(plan, p, &tasks, storage, &written))?;
             added.extend(files);
             spilled += s;
         }
@@ -192,7 +148,7 @@ pub fn execute_tasks(
             })
         }
         Err(e) => {
-            remove_all(locator, &written.lock().unwrap_or_else(|e| e.into_inner()));
+            remove_all(storage, &written.lock().unwrap_or_else(|e| e.into_inner()));
             Err(e)
         }
     }
@@ -200,9 +156,9 @@ pub fn execute_tasks(
 
 /// Removes the output files of a failed rewrite; errors are ignored because the original error
 /// matters more (a file left behind is unreferenced: the table's orphan listing finds it).
-fn remove_all(locator: &dyn OutputLocator, paths: &[PathBuf]) {
-    for p in paths {
-        let _ = locator.remove(p);
+fn remove_all(storage: &dyn RewriteStorage, locations: &[String]) {
+    for l in locations {
+        let _ = storage.remove(l);
     }
 }
 
@@ -258,8 +214,8 @@ fn run_partition(
     plan: &RewritePlan,
     partition: usize,
     tasks: &[usize],
-    locator: &dyn OutputLocator,
-    written: &Mutex<Vec<PathBuf>>,
+    storage: &dyn RewriteStorage,
+    written: &Mutex<Vec<String>>,
 ) -> Result<(Vec<OutputFile>, u64), RewriteError> {
     let part = &plan.partitions[partition];
     let options = &plan.options;
@@ -271,7 +227,7 @@ fn run_partition(
     let sources: Vec<(usize, Source)> = part
         .inputs
         .par_iter()
-        .map(|&i| Source::open(&plan.inputs[i].path, column).map(|s| (i, s)))
+        .map(|&i| Source::open(storage, &plan.inputs[i].location, column).map(|s| (i, s)))
         .collect::<Result<_, _>>()?;
     let Some((first_input, first)) = sources.first() else {
         return Ok((Vec::new(), 0));
@@ -296,8 +252,8 @@ fn run_partition(
     {
         return Err(RewriteError::SchemaMismatch {
             partition: part.partition.0.clone(),
-            first: plan.inputs[*first_input].path.clone(),
-            other: plan.inputs[sources[k].0].path.clone(),
+            first: plan.inputs[*first_input].location.clone(),
+            other: plan.inputs[sources[k].0].location.clone(),
         });
     }
     let input_parquet = first.metadata.metadata().file_metadata().schema_descr();
@@ -309,7 +265,7 @@ fn run_partition(
             .iter()
             .position(|&c| c == first.geometry_index)
             .ok_or_else(|| RewriteError::MissingGeometryColumn {
-                path: plan.inputs[*first_input].path.clone(),
+                path: plan.inputs[*first_input].location.clone(),
                 column: column.to_string(),
                 found: "only row-lineage columns of that name".into(),
             })?;
@@ -341,7 +297,7 @@ fn run_partition(
     let spill_dir = tempfile::Builder::new()
         .prefix("geoberg-rewrite-")
         .tempdir_in(&spill_parent)
-        .map_err(|e| RewriteError::io("cannot create spill directory in", &spill_parent, e))?;
+        .map_err(|e| RewriteError::io("cannot create spill directory in", spill_parent.display(), e))?;
     let router = Router::new(
         routing.slots.len(),
         routing_memory_limit(options) as usize,
@@ -367,14 +323,14 @@ fn run_partition(
         .collect();
     units.par_iter().try_for_each(|&(si, rg, row0)| {
         let (input, source) = &sources[si];
-        let path = &plan.inputs[*input].path;
-        let reader = source.reader(path, vec![rg], false)?;
+        let path = source.location();
+        let reader = source.reader(vec![rg], false)?;
         // File position of the batch's first row: row groups are read whole and no row is
         // filtered, so positions are the file's (what `first_row_id + _pos` needs).
         let mut row = row0;
         for batch in reader {
             let batch = batch
-                .map_err(|e| RewriteError::arrow(format!("reading '{}'", path.display()), e))?;
+                .map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
             let n = batch.num_rows() as u64;
             let (batch, geometry_index) = if lineage {
                 let lineage = plan.inputs[*input].lineage;
@@ -430,7 +386,7 @@ fn run_partition(
                 let Some((t, slots)) = task_slots.get(i) else {
                     break;
                 };
-                match write_task(plan, *t, slots, &router, &config, locator, written) {
+                match write_task(plan, *t, slots, &router, &config, storage, written) {
                     Ok(files) => out.push((i, files)),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
@@ -468,7 +424,7 @@ fn route_batch(
     routed_schema: &Arc<Schema>,
     curve: &geoberg_hilbert::HilbertCurve,
     column: &str,
-    path: &std::path::Path,
+    path: &str,
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
     let keyed = key_rows(
@@ -542,16 +498,16 @@ fn write_task(
     slots: &[usize],
     router: &Router,
     config: &WriterConfig,
-    locator: &dyn OutputLocator,
-    written: &Mutex<Vec<PathBuf>>,
+    storage: &dyn RewriteStorage,
+    written: &Mutex<Vec<String>>,
 ) -> Result<Vec<OutputFile>, RewriteError> {
     let t = &plan.tasks[task];
     let partition = &plan.partitions[t.partition].partition;
     let mut seq = 0;
     let mut writer = RollingWriter::new(config, partition.clone(), task, t.class, || {
-        let path = locator.locate(partition, task, seq);
+        let path = storage.locate(partition, task, seq);
         seq += 1;
-        let created = locator.create(&path);
+        let created = storage.create(&path);
         // A create that failed may have left part of a file, which the cleanup removes; but a
         // file that was there already is someone else's.
         if !matches!(&created, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {

@@ -1,7 +1,5 @@
 //! What `table` hands the planner: data files with their manifest facts.
 
-use std::path::PathBuf;
-
 use serde::{Deserialize, Serialize};
 
 use crate::Extent;
@@ -14,8 +12,9 @@ pub struct PartitionKey(pub String);
 /// One data file as listed in the table's manifests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputFile {
-    /// Local path of the Parquet file.
-    pub path: PathBuf,
+    /// Location of the Parquet file: a local path or a URI that the [`crate::RewriteStorage`]
+    /// opens.
+    pub location: String,
     /// `file_size_in_bytes` from the manifest.
     pub file_size_bytes: u64,
     /// `record_count` from the manifest.
@@ -47,9 +46,9 @@ pub struct RowLineage {
 
 impl InputFile {
     /// A file in the unpartitioned (empty) partition.
-    pub fn new(path: impl Into<PathBuf>, file_size_bytes: u64, record_count: u64) -> Self {
+    pub fn new(location: impl Into<String>, file_size_bytes: u64, record_count: u64) -> Self {
         InputFile {
-            path: path.into(),
+            location: location.into(),
             file_size_bytes,
             record_count,
             partition: PartitionKey::default(),

@@ -110,7 +110,7 @@ impl Router {
         if s.run.is_none() {
             let path = self.dir.join(format!("chunk-{slot:06}.arrows"));
             let file = File::create(&path)
-                .map_err(|e| RewriteError::io("cannot create spill file", &path, e))?;
+                .map_err(|e| RewriteError::io("cannot create spill file", path.display(), e))?;
             let writer = StreamWriter::try_new(
                 BufWriter::with_capacity(SPILL_BUFFER_BYTES, file),
                 &pieces[0].batch.schema(),
@@ -154,7 +154,7 @@ impl Router {
                 .map_err(|e| RewriteError::arrow("finishing a spill run", e))?;
             drop(writer);
             let file = File::open(&path)
-                .map_err(|e| RewriteError::io("cannot open spill file", &path, e))?;
+                .map_err(|e| RewriteError::io("cannot open spill file", path.display(), e))?;
             let mut reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
                 .map_err(|e| RewriteError::arrow("reading a spill run", e))?;
             out.reserve(seqs.len() + s.pieces.len());
@@ -164,7 +164,7 @@ impl Router {
                     .ok_or_else(|| {
                         RewriteError::io(
                             "spill run ended early",
-                            &path,
+                            path.display(),
                             std::io::ErrorKind::UnexpectedEof.into(),
                         )
                     })?

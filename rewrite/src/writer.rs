@@ -1,7 +1,5 @@
 //! Output Parquet files rolled at sorted boundaries, and what they report to the commit.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -19,6 +17,7 @@ use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::storage::OutputStream;
 use crate::{Extent, KeyRange, OutputCodec, PartitionKey, RewriteError, RowClass};
 
 /// Metrics of one leaf column, summed over row groups: what Iceberg's `value_counts`,
@@ -45,8 +44,8 @@ pub struct ColumnMetrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OutputFile {
     /// Where the file was written.
-    pub path: PathBuf,
-    /// Its size on disk.
+    pub location: String,
+    /// Its size in bytes.
     pub file_size_bytes: u64,
     /// Rows in it.
     pub record_count: u64,
@@ -101,15 +100,14 @@ impl WriterConfig {
     }
 }
 
-/// An output file's byte sink, from [`crate::OutputLocator::create`]. The Parquet writer
-/// buffers in front of it, so it sees large blocks.
-pub(crate) type OutputWriter = Box<dyn Write + Send>;
+/// An output file's byte sink, from [`crate::RewriteStorage::create`].
+pub(crate) type OutputWriter = Box<dyn OutputStream>;
 
-/// Opens the next output file: its path and its writer.
-type NextFile<'a> = Box<dyn FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a>;
+/// Opens the next output file: its location and its writer.
+type NextFile<'a> = Box<dyn FnMut() -> Result<(String, OutputWriter), RewriteError> + 'a>;
 
 struct OpenFile {
-    path: PathBuf,
+    path: String,
     writer: SerializedFileWriter<OutputWriter>,
     columns: ArrowRowGroupWriterFactory,
     bbox: BBoxAccumulator,
@@ -137,7 +135,7 @@ impl<'a> RollingWriter<'a> {
         partition: PartitionKey,
         task: usize,
         class: RowClass,
-        next_file: impl FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a,
+        next_file: impl FnMut() -> Result<(String, OutputWriter), RewriteError> + 'a,
     ) -> Self {
         RollingWriter {
             config,
@@ -209,16 +207,19 @@ impl<'a> RollingWriter<'a> {
         let Some(mut f) = self.current.take() else {
             return Ok(());
         };
-        // `finish` writes the footer and flushes the sink: the file is complete when it returns.
+        // `finish` writes the footer; the sink's own `finish` completes the file.
         let footer = f
             .writer
             .finish()
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         let file_size_bytes = f.writer.bytes_written() as u64;
-        drop(f.writer);
+        f.writer
+            .inner_mut()
+            .finish()
+            .map_err(|e| RewriteError::io("cannot complete output file", &f.path, e))?;
         self.finished.push(OutputFile {
             columns: column_metrics(&footer),
-            path: f.path,
+            location: f.path,
             file_size_bytes,
             record_count: f.rows,
             partition: self.partition.clone(),
