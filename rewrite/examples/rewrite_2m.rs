@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use geoberg_rewrite::{CurveSpec, DirectoryStorage, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{HilbertSpec, DirectoryStorage, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 #[path = "../benches/gen_points.rs"]
@@ -71,7 +71,7 @@ fn main() {
     let plan = plan_rewrite(
         &inputs,
         "geom",
-        &CurveSpec::wgs84(16).expect("curve"),
+        &HilbertSpec::wgs84(16).expect("curve"),
         &options,
         &geoberg_rewrite::LocalFiles,
     )

@@ -22,15 +22,9 @@ pub enum RewriteError {
         /// What is expected instead.
         reason: String,
     },
-    /// Hilbert precision outside 1..=32 bits per axis.
-    #[error(
-        "Hilbert precision {precision} is out of range: use 1..=32 bits per axis (10 is enough to \
-         cluster ~1000 files; 16 also sorts rows finely for row-group skipping)"
-    )]
-    InvalidPrecision {
-        /// The precision as given.
-        precision: u32,
-    },
+    /// A curve whose precision or bounds are invalid, or bounds that do not fit the column.
+    #[error(transparent)]
+    Crs(#[from] geoberg_crs::CrsError),
     /// The selected files hold coordinates outside the curve bounds.
     #[error(
         "the data of column '{column}' spans [{data_min_x}, {data_min_y}, {data_max_x}, \

@@ -29,7 +29,7 @@
 //! use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 //! use arrow_schema::{DataType, Field, Schema};
 //! use geoberg_rewrite::{
-//!     CurveSpec, DirectoryStorage, InputFile, LocalFiles, RewriteOptions, execute, plan_rewrite,
+//!     DirectoryStorage, HilbertSpec, InputFile, LocalFiles, RewriteOptions, execute, plan_rewrite,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
@@ -56,7 +56,7 @@
 //!
 //! let options = RewriteOptions::parse([("rewrite-all", "true")], None)?;
 //! let inputs = [InputFile::new(input.display().to_string(), size, 100)];
-//! let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16)?, &options, &LocalFiles)?;
+//! let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16)?, &options, &LocalFiles)?;
 //! let out = dir.path().join("out");
 //! std::fs::create_dir(&out)?;
 //! let outcome = execute(&plan, &DirectoryStorage { dir: out, prefix: "run1".into() })?;
@@ -84,9 +84,9 @@ mod writer;
 
 pub use error::RewriteError;
 pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
-/// File, partition and curve bounds: the CRS crate's box, re-exported so that plans need no
-/// second import.
-pub use geoberg_crs::Extent;
+/// File, partition and curve bounds, and the curve: the CRS crate's types, re-exported so that
+/// plans need no second import.
+pub use geoberg_crs::{Extent, HilbertSpec};
 pub use input::{InputFile, PartitionKey, RowLineage};
 pub use keys::RowClass;
 pub use lineage::{
@@ -97,7 +97,7 @@ pub use options::{
     DEFAULT_MAX_MEMORY_BYTES, DEFAULT_TARGET_FILE_SIZE_BYTES, OPTION_KEYS, OutputCodec,
     RewriteOptions,
 };
-pub use plan::{CurveSpec, KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
+pub use plan::{KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
 pub use planner::plan_rewrite;
 pub use selection::{SelectionReason, overlap_depth};
 pub use storage::{

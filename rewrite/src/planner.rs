@@ -10,7 +10,7 @@ use crate::sizing::{expected_output_files, partition_target_size};
 use crate::source::{Source, same_columns};
 use crate::storage::InputStorage;
 use crate::{
-    CurveSpec, Extent, InputFile, KeyRange, OversizeRule, PartitionPlan, RewriteError,
+    Extent, HilbertSpec, InputFile, KeyRange, OversizeRule, PartitionPlan, RewriteError,
     RewriteOptions, RewritePlan, RewriteTask, RowClass,
 };
 
@@ -45,13 +45,13 @@ struct Sample {
 pub fn plan_rewrite(
     files: &[InputFile],
     geometry_column: &str,
-    curve: &CurveSpec,
+    curve: &HilbertSpec,
     options: &RewriteOptions,
     storage: &dyn InputStorage,
 ) -> Result<RewritePlan, RewriteError> {
     let selected = select(files, options);
     preflight(files, &selected, geometry_column, curve)?;
-    let hilbert = curve.curve()?;
+    let hilbert = crate::plan::hilbert_curve(curve)?;
     let pool = crate::execute::thread_pool(options)?;
 
     let mut inputs = Vec::new();
@@ -210,9 +210,9 @@ fn preflight(
     files: &[InputFile],
     selected: &[PartitionSelection],
     column: &str,
-    curve: &CurveSpec,
+    curve: &HilbertSpec,
 ) -> Result<(), RewriteError> {
-    CurveSpec::new(curve.precision as u32, curve.bounds)?;
+    HilbertSpec::new(u32::from(curve.precision), curve.bounds)?;
     let data = Extent::union_all(
         selected
             .iter()

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{Array, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use geoberg_rewrite::{
-    CurveSpec, DirectoryStorage, Extent, InputFile, OutputStream, PartitionKey, RewriteError,
+    HilbertSpec, DirectoryStorage, Extent, InputFile, OutputStream, PartitionKey, RewriteError,
     LocalFiles, RewriteStorage,
     RewriteOptions, RewriteOutcome, RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
 };
@@ -210,7 +210,7 @@ fn rows_are_preserved_exactly_with_spilling_and_partitions() {
         ("threads", "2"),
         ("row-group-rows", "5000"),
     ]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
     let out = dir.path().join("out");
     let outcome = run(&plan, &out);
     assert!(
@@ -280,7 +280,7 @@ fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
     );
     // A coarse curve (4096 cells for 100 000 rows): most keys are shared, so the tie-break
     // (input order) decides the order of most rows, across pieces, batches and files.
-    let spec = CurveSpec::wgs84(6).unwrap();
+    let spec = HilbertSpec::wgs84(6).unwrap();
     let options = opts(&[
         ("rewrite-all", "true"),
         ("target-file-count", "12"),
@@ -304,7 +304,12 @@ fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
             w[1].key_range
         );
     }
-    let curve = spec.curve().unwrap();
+    let b = spec.bounds;
+    let curve = geoberg_hilbert::HilbertCurve::new(
+        spec.precision,
+        geoberg_hilbert::Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y).unwrap(),
+    )
+    .unwrap();
     for f in &regular {
         let b = read(Path::new(&f.location));
         let g = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
@@ -344,7 +349,7 @@ fn a_one_percent_window_reads_near_the_ideal_number_of_files() {
     let inputs = write_table(dir.path(), 40, 5_000, 4, PLAIN, "u");
     let n = 100usize;
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "100")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
     let outcome = run(&plan, &dir.path().join("out"));
     let after: Vec<Extent> = outcome.added.iter().filter_map(|f| f.bbox).collect();
     assert!((90..=110).contains(&after.len()), "{} files", after.len());
@@ -379,19 +384,19 @@ fn preflight_errors_name_the_problem() {
     let inputs = write_table(dir.path(), 1, 100, 5, PLAIN, "");
     let bounds = Extent::new(-180.0, -90.0, 180.0, 90.0);
     for p in [0, 33] {
-        let e = CurveSpec::new(p, bounds).unwrap_err();
+        let e = HilbertSpec::new(p, bounds).unwrap_err();
         assert!(
-            matches!(e, RewriteError::InvalidPrecision { precision } if precision == p),
+            matches!(e, geoberg_crs::CrsError::InvalidPrecision { precision } if precision == p),
             "{e}"
         );
         assert!(e.to_string().contains("1..=32"));
     }
     assert!(matches!(
-        CurveSpec::new(16, Extent::new(1.0, 0.0, 0.0, 1.0)),
-        Err(RewriteError::Hilbert(_))
+        HilbertSpec::new(16, Extent::new(1.0, 0.0, 0.0, 1.0)),
+        Err(geoberg_crs::CrsError::InvalidBounds { .. })
     ));
 
-    let narrow = CurveSpec::new(10, Extent::new(-10.0, -10.0, 10.0, 10.0)).unwrap();
+    let narrow = HilbertSpec::new(10, Extent::new(-10.0, -10.0, 10.0, 10.0)).unwrap();
     let options = opts(&[("rewrite-all", "true")]);
     let e = plan_rewrite(&inputs, "geom", &narrow, &options, &LocalFiles).unwrap_err();
     let msg = e.to_string();
@@ -420,7 +425,7 @@ fn preflight_errors_name_the_problem() {
         "{e}"
     );
 
-    let e = plan_rewrite(&inputs, "shape", &CurveSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap_err();
+    let e = plan_rewrite(&inputs, "shape", &HilbertSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap_err();
     assert!(
         matches!(e, RewriteError::MissingGeometryColumn { .. }),
         "{e}"
@@ -434,7 +439,7 @@ fn a_failure_midway_leaves_no_output_files() {
     let mut inputs = write_table(dir.path(), 2, 5_000, 6, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 5_000, 7, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-size-bytes", "20000")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
     // Partition "a" is written first; then an input of "b" turns out unreadable.
     std::fs::write(&inputs[3].location, b"not a parquet file").unwrap();
     let out = dir.path().join("out");
@@ -529,7 +534,7 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
     let mut inputs = write_table(dir.path(), 2, 3_000, 11, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 3_000, 12, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "6")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
     let expected = checksums(&inputs.iter().map(|f| PathBuf::from(&f.location)).collect::<Vec<_>>());
     let mut k = 1;
     loop {
@@ -603,7 +608,7 @@ fn a_failed_rewrite_never_removes_a_file_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = write_table(dir.path(), 2, 2_000, 13, PLAIN, "");
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let locator = CreateNewLocator(DirectoryStorage {
@@ -644,7 +649,7 @@ fn plans_round_trip_through_json_and_tasks_run_separately() {
         "",
     );
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
     let json = plan.to_json().unwrap();
     let back = RewritePlan::from_json(&json).unwrap();
     assert_eq!(back, plan);
@@ -675,7 +680,7 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     let inputs = write_table(dir.path(), 2, 1_000, 9, PLAIN, "");
     // Two files, min-input-files 5, no overlap rule triggered at depth threshold 1000.
     let options = opts(&[("min-overlap-depth", "1000")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap();
     assert!(plan.is_empty());
     let outcome = run(&plan, &dir.path().join("out"));
     assert_eq!(outcome.result.rewritten_data_files_count, 0);
@@ -683,7 +688,7 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     let plan = plan_rewrite(
         &inputs,
         "geom",
-        &CurveSpec::wgs84(10).unwrap(),
+        &HilbertSpec::wgs84(10).unwrap(),
         &opts(&[("min-overlap-depth", "1.5")]),
         &LocalFiles,
     )
@@ -804,7 +809,7 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
         ("threads", "2"),
         ("row-group-rows", "4000"),
     ]);
-    let curve = CurveSpec::wgs84(16).unwrap();
+    let curve = HilbertSpec::wgs84(16).unwrap();
     let plan = plan_rewrite(&inputs, "geom", &curve, &options, &LocalFiles).unwrap();
     let out = dir.path().join("out1");
     let first = run(&plan, &out);

@@ -1,15 +1,83 @@
-//! Manifest entries as planning and maintenance need them: path, status, counts and the raw
-//! bounds of a few columns, decoded from many manifests in parallel.
+//! Reading manifests (spec: "Manifests", "Manifest Lists"), the one place that does it:
+//! a snapshot's manifest list; the entries of a manifest fully decoded by `iceberg` (what a
+//! commit rewrites); and the fast path for planning and maintenance, which decodes only path,
+//! status, counts and the raw bounds of a few columns, from many manifests at once (fetched
+//! concurrently, decoded in parallel).
 
 use std::collections::HashSet;
 
-use iceberg::spec::{Manifest, ManifestFile, ManifestStatus};
+use bytes::Bytes;
+use iceberg::spec::{
+    FormatVersion, Manifest, ManifestEntryRef, ManifestFile, ManifestList, ManifestStatus,
+};
 use rayon::prelude::*;
 
 use crate::avro::{Container, Cursor, ReadError, Schema};
 use crate::bridge;
 use crate::error::{Error, Result};
-use crate::location::read_file;
+use crate::storage::Storage;
+
+/// Manifests fetched at once while planning: enough requests in flight to hide an object
+/// store's latency, few enough to bound the bytes held.
+const FETCH_WINDOW: usize = 32;
+
+/// The manifests a manifest list names.
+pub(crate) fn read_manifest_list(
+    storage: &Storage,
+    location: &str,
+    version: FormatVersion,
+) -> Result<Vec<ManifestFile>> {
+    let bytes = storage.read(location)?;
+    let list = ManifestList::parse_with_version(&bytes, version)
+        .map_err(|e| Error::corrupt(location, e.to_string()))?;
+    Ok(list.entries().to_vec())
+}
+
+/// Entries of one manifest as written (no inheritance applied), fully decoded.
+pub(crate) fn read_manifest(storage: &Storage, m: &ManifestFile) -> Result<Vec<ManifestEntryRef>> {
+    let bytes = storage.read(&m.manifest_path)?;
+    let bytes = bridge::manifest_to_binary(&bytes, &m.manifest_path)?;
+    let manifest = Manifest::parse_avro(&bytes)
+        .map_err(|e| Error::corrupt(&m.manifest_path, e.to_string()))?;
+    Ok(manifest.into_parts().0)
+}
+
+/// The bytes of many files, fetched [`FETCH_WINDOW`] at a time on the I/O runtime, and
+/// `decode`d in parallel, window by window; results in input order.
+pub(crate) fn fetch_and_decode<T: Send>(
+    storage: &Storage,
+    locations: &[&str],
+    decode: impl Fn(&str, Bytes) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use futures::{StreamExt, TryStreamExt};
+    let mut out = Vec::with_capacity(locations.len());
+    for window in locations.chunks(FETCH_WINDOW) {
+        let fetches = window
+            .iter()
+            .map(|l| storage.object_store(l).map(|(s, p)| (l.to_string(), s, p)))
+            .collect::<Result<Vec<_>>>()?;
+        let fetched: Vec<(String, Bytes)> = crate::storage::block_on(async move {
+            futures::stream::iter(fetches.into_iter().map(|(l, store, path)| async move {
+                use object_store::ObjectStoreExt;
+                let fetched = async { store.get(&path).await?.bytes().await }.await;
+                match fetched {
+                    Ok(b) => Ok((l, b)),
+                    Err(e) => Err((l, e)),
+                }
+            }))
+            .buffered(FETCH_WINDOW)
+            .try_collect()
+            .await
+        })
+        .map_err(|(l, e)| Error::storage(l, e))?;
+        let decoded: Vec<T> = fetched
+            .into_par_iter()
+            .map(|(l, b)| decode(&l, b))
+            .collect::<Result<_>>()?;
+        out.extend(decoded);
+    }
+    Ok(out)
+}
 
 /// `status` of a manifest entry that removes its file from the snapshot.
 const DELETED: i32 = 2;
@@ -41,26 +109,28 @@ impl Entry {
     }
 }
 
-/// Reads the entries of `manifests` (each manifest on its own rayon task), keeping statistics
-/// of the columns `field_ids` only. Entries come back in manifest order.
-pub(crate) fn read_entries(manifests: &[ManifestFile], field_ids: &[i32]) -> Result<Vec<Entry>> {
-    read_entries_map(manifests, field_ids, Some)
+/// Reads the entries of `manifests` (fetched concurrently, decoded in parallel), keeping
+/// statistics of the columns `field_ids` only. Entries come back in manifest order.
+pub(crate) fn read_entries(
+    storage: &Storage,
+    manifests: &[ManifestFile],
+    field_ids: &[i32],
+) -> Result<Vec<Entry>> {
+    read_entries_map(storage, manifests, field_ids, Some)
 }
 
-/// [`read_entries`], turning each entry into a `T` (or dropping it) on the same rayon task.
+/// [`read_entries`], turning each entry into a `T` (or dropping it) on the decoding task.
 pub(crate) fn read_entries_map<T: Send>(
+    storage: &Storage,
     manifests: &[ManifestFile],
     field_ids: &[i32],
     f: impl Fn(Entry) -> Option<T> + Sync,
 ) -> Result<Vec<T>> {
-    let per_manifest: Vec<Vec<T>> = manifests
-        .par_iter()
-        .map(|m| {
-            let bytes = read_file(&m.manifest_path)?;
-            let entries = decode_manifest(&bytes, &m.manifest_path, field_ids)?;
-            Ok(entries.into_iter().filter_map(&f).collect())
-        })
-        .collect::<Result<_>>()?;
+    let locations: Vec<&str> = manifests.iter().map(|m| m.manifest_path.as_str()).collect();
+    let per_manifest: Vec<Vec<T>> = fetch_and_decode(storage, &locations, |location, bytes| {
+        let entries = decode_manifest(&bytes, location, field_ids)?;
+        Ok(entries.into_iter().filter_map(&f).collect())
+    })?;
     let mut out = Vec::with_capacity(per_manifest.iter().map(Vec::len).sum());
     for part in per_manifest {
         out.extend(part);
@@ -69,8 +139,8 @@ pub(crate) fn read_entries_map<T: Send>(
 }
 
 /// Every file a set of manifests names, whatever the entry status.
-pub(crate) fn all_paths(manifests: &[ManifestFile]) -> Result<HashSet<String>> {
-    Ok(read_entries(manifests, &[])?
+pub(crate) fn all_paths(storage: &Storage, manifests: &[ManifestFile]) -> Result<HashSet<String>> {
+    Ok(read_entries(storage, manifests, &[])?
         .into_iter()
         .map(|e| e.path)
         .collect())
@@ -432,7 +502,7 @@ mod tests {
         let (table, _) = table.append(&[batch]).unwrap();
         let ids: Vec<i32> = (1..=7).collect();
         for m in table.manifests().unwrap() {
-            let bytes = read_file(&m.manifest_path).unwrap();
+            let bytes = table.storage().read(&m.manifest_path).unwrap();
             let (fast, reference) = decode_both(&bytes, &ids);
             assert_eq!(fast.len(), 3);
             assert!(fast.iter().any(|e| e.stats[5].lower.is_some()));
