@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
-    BoundingBox, Column, ColumnType, CompareOp, CreateTableRequest, Crs, CurveBounds,
+    Column, ColumnType, CompareOp, CreateTableRequest, Crs,
     EdgeAlgorithm, HilbertIndex, Literal, PartitionField, PartitionTransform, Predicate,
     Projection, RewriteRequest, RewriteStrategy, SelectRequest, SpatialFilter, SpatialRelation,
     Statement, TableName, Window, parse,
@@ -139,12 +139,7 @@ fn window() -> impl Strategy<Value = Window> {
             srid.clone()
         )
             .prop_map(|(x, y, w, h, srid)| {
-                let bbox = BoundingBox {
-                    min_x: x,
-                    min_y: y,
-                    max_x: x + w,
-                    max_y: y + h,
-                };
+                let bbox = geoberg_crs::Extent::new(x, y, x + w, y + h);
                 Window::from_envelope(bbox, srid).unwrap()
             }),
         (coordinate(), coordinate(), srid.clone()).prop_map(|(x, y, srid)| Window::from_wkt(
@@ -235,7 +230,7 @@ fn string_map() -> impl Strategy<Value = BTreeMap<String, String>> {
 fn rewrite() -> impl Strategy<Value = RewriteRequest> {
     let bounds = prop::option::of(
         (coordinate(), coordinate(), 1e-3..1e7f64, 1e-3..1e7f64)
-            .prop_map(|(x, y, w, h)| CurveBounds::new(x, y, x + w, y + h).unwrap()),
+            .prop_map(|(x, y, w, h)| geoberg_crs::Extent::new(x, y, x + w, y + h)),
     );
     let strategy = prop_oneof![
         Just(RewriteStrategy::BinPack),

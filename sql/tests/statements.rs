@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
-    ColumnType, CompareOp, Crs, CurveBounds, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
+    ColumnType, CompareOp, Crs, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
     PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy, SpatialRelation,
     SqlError, Statement, TableName, parse, parse_condition,
 };
@@ -30,7 +30,7 @@ fn hilbert(column: &str, precision: u8, bounds: Option<[f64; 4]>) -> RewriteStra
     RewriteStrategy::Hilbert(HilbertIndex {
         column: column.to_string(),
         precision,
-        bounds: bounds.map(|[a, b, c, d]| CurveBounds::new(a, b, c, d).unwrap()),
+        bounds: bounds.map(|[a, b, c, d]| geoberg_crs::Extent::new(a, b, c, d)),
     })
 }
 
