@@ -12,7 +12,9 @@ use geoberg_sql::{CompareOp, Literal, Predicate, SpatialRelation};
 use iceberg::spec::{DataFile, Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
-use crate::table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, Table};
+use crate::properties::BBOX_SOURCE_PROPERTY;
+use crate::schema::BBOX_COLUMN_NAMES;
+use crate::table::Table;
 
 /// For each of `files`, whether it may hold a row matching `predicate`.
 pub(crate) fn select_files(

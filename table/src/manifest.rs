@@ -21,6 +21,20 @@ use crate::storage::Storage;
 /// store's latency, few enough to bound the bytes held.
 const FETCH_WINDOW: usize = 32;
 
+/// One whole object, or the error with its location.
+async fn fetch(
+    location: String,
+    store: std::sync::Arc<dyn object_store::ObjectStore>,
+    path: object_store::path::Path,
+) -> std::result::Result<(String, Bytes), (String, object_store::Error)> {
+    use object_store::ObjectStoreExt;
+    let fetched = async { store.get(&path).await?.bytes().await }.await;
+    match fetched {
+        Ok(b) => Ok((location, b)),
+        Err(e) => Err((location, e)),
+    }
+}
+
 /// The manifests a manifest list names.
 pub(crate) fn read_manifest_list(
     storage: &Storage,
@@ -49,26 +63,15 @@ pub(crate) fn fetch_and_decode<T: Send>(
     locations: &[&str],
     decode: impl Fn(&str, Bytes) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
-    use futures::{StreamExt, TryStreamExt};
     let mut out = Vec::with_capacity(locations.len());
     for window in locations.chunks(FETCH_WINDOW) {
         let fetches = window
             .iter()
             .map(|l| storage.object_store(l).map(|(s, p)| (l.to_string(), s, p)))
             .collect::<Result<Vec<_>>>()?;
-        let fetched: Vec<(String, Bytes)> = crate::storage::block_on(async move {
-            futures::stream::iter(fetches.into_iter().map(|(l, store, path)| async move {
-                use object_store::ObjectStoreExt;
-                let fetched = async { store.get(&path).await?.bytes().await }.await;
-                match fetched {
-                    Ok(b) => Ok((l, b)),
-                    Err(e) => Err((l, e)),
-                }
-            }))
-            .buffered(FETCH_WINDOW)
-            .try_collect()
-            .await
-        })
+        let fetched: Vec<(String, Bytes)> = crate::storage::block_on(
+            futures::future::try_join_all(fetches.into_iter().map(|(l, s, p)| fetch(l, s, p))),
+        )
         .map_err(|(l, e)| Error::storage(l, e))?;
         let decoded: Vec<T> = fetched
             .into_par_iter()
@@ -479,7 +482,7 @@ mod tests {
         catalog.create_namespace("db").unwrap();
         let table = CreateTable::new([
             Column::new("id", DataType::Long).required(),
-            Column::new("geom", DataType::Geometry { srid: 4326 }),
+            Column::new("geom", DataType::geometry(4326)),
         ])
         .with_bbox_columns("geom")
         .partition_by(PartitionField::bucket("id", 3))

@@ -102,9 +102,15 @@ pub struct TableProperties {
 impl TableProperties {
     /// Parses the properties of a table's metadata.
     pub fn parse(properties: &HashMap<String, String>) -> Result<TableProperties> {
-        let get = |key: &str| properties.get(key).map(|v| (key, v.as_str()));
+        fn entry<'a>(
+            properties: &'a HashMap<String, String>,
+            key: &'a str,
+        ) -> Option<(&'a str, &'a str)> {
+            properties.get(key).map(|v| (key, v.as_str()))
+        }
+        let get = |key: &'static str| entry(properties, key);
         let defaults = CommitRetry::default();
-        let millis = |key: &str, default: Duration| -> Result<Duration> {
+        let millis = |key: &'static str, default: Duration| -> Result<Duration> {
             get(key).map_or(Ok(default), |(k, v)| {
                 parse_number::<u64>(k, v, "a non-negative number of milliseconds")
                     .map(Duration::from_millis)

@@ -14,14 +14,16 @@ use geoberg_rewrite::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
     ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
 };
-use iceberg::spec::{DataFile, FormatVersion, Manifest, ManifestStatus};
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use futures::TryStreamExt;
+use iceberg::spec::{DataFile, FormatVersion, ManifestStatus};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::bridge;
 use crate::error::{Error, Result};
 use crate::lineage::live_file_lineage;
-use crate::location::{local_path, read_file};
+use crate::manifest::read_manifest;
+use crate::storage::block_on;
 use crate::table::Table;
 
 /// What a scan read and skipped, and why; the answer to "did my filter prune anything?".
@@ -118,11 +120,7 @@ impl Table {
     pub fn data_files(&self) -> Result<Vec<DataFile>> {
         let mut out = Vec::new();
         for m in self.data_manifests()? {
-            let bytes = read_file(&m.manifest_path)?;
-            let bytes = bridge::manifest_to_binary(&bytes, &m.manifest_path)?;
-            let manifest = Manifest::parse_avro(&bytes)
-                .map_err(|e| Error::corrupt(&m.manifest_path, e.to_string()))?;
-            let (entries, _) = manifest.into_parts();
+            let entries = read_manifest(self.storage(), &m)?;
             out.extend(
                 entries
                     .iter()
@@ -296,11 +294,18 @@ impl<'a> Scan<'a> {
         out: &mut Vec<RecordBatch>,
         explain: &mut ScanExplain,
     ) -> Result<()> {
-        let path = local_path(&file.path)?;
-        let handle = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(handle)?;
-        let arrow_schema = builder.schema().clone();
-        let metadata = builder.metadata().clone();
+        // Ranged reads: the footer first, then only the kept row groups' projected columns.
+        let (store, object) = self.table.storage().object_store(&file.path)?;
+        let mut reader =
+            ParquetObjectReader::new(store, object).with_file_size(file.size_in_bytes);
+        let (reader, footer) = block_on(async move {
+            let footer = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
+                .await;
+            footer.map(|f| (reader, f))
+        })
+        .map_err(|e| self.table.conflict_if_moved(Error::from(e)))?;
+        let arrow_schema = footer.schema().clone();
+        let metadata = footer.metadata().clone();
         let parquet_schema = metadata.file_metadata().schema_descr();
         let row_groups = metadata.row_groups();
         explain.row_groups_total += row_groups.len();
@@ -392,13 +397,17 @@ impl<'a> Scan<'a> {
         for &g in &keep_groups {
             runs.push((group_starts[g], row_groups[g].num_rows().max(0) as u64));
         }
-        let builder = builder
-            .with_row_groups(keep_groups)
-            .with_projection(ProjectionMask::roots(parquet_schema, roots));
-        let reader = builder.build()?;
+        let mask = ProjectionMask::roots(parquet_schema, roots);
+        let batches: Vec<RecordBatch> = block_on(async move {
+            ParquetRecordBatchStreamBuilder::new_with_metadata(reader, footer)
+                .with_row_groups(keep_groups)
+                .with_projection(mask)
+                .build()?
+                .try_collect()
+                .await
+        })?;
         let mut read = 0u64;
-        for batch in reader {
-            let batch = batch?;
+        for batch in batches {
             let first = read;
             read += batch.num_rows() as u64;
             let batch = match lineage {

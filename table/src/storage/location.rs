@@ -57,6 +57,11 @@ pub(crate) fn parse_location(location: &str) -> Result<ParsedLocation> {
         location: location.to_string(),
         reason,
     };
+    // Checked on the text: URL parsing resolves `..` (and `%2e%2e`) silently.
+    let lowered = normalized.to_ascii_lowercase().replace("%2e", ".");
+    if lowered.split('/').any(|s| s == ".." || s == ".") {
+        return Err(bad("a location must not contain '..' or '.'; give the resolved path".into()));
+    }
     let url = Url::parse(&normalized).map_err(|e| bad(format!("not a URI: {e}")))?;
     if url.path().split('/').any(|s| s == "..") {
         return Err(bad("a location must not contain '..'; give the resolved path".into()));

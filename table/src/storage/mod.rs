@@ -300,13 +300,3 @@ impl Storage {
             .collect())
     }
 }
-
-/// True for a storage error that says the file does not exist.
-pub(crate) fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Storage { source, .. } if matches!(**source, object_store::Error::NotFound { .. }))
-}
-
-/// True for a storage error that says the file exists already (a create-if-absent that lost).
-pub(crate) fn is_already_exists(e: &Error) -> bool {
-    matches!(e, Error::Storage { source, .. } if matches!(**source, object_store::Error::AlreadyExists { .. }))
-}

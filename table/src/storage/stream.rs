@@ -55,12 +55,11 @@ impl StreamWriter {
         self.written
     }
 
-    /// Completes the upload: the file becomes visible, whole.
-    pub fn finish(mut self) -> Result<u64> {
-        let upload = self
-            .upload
-            .take()
-            .ok_or_else(|| Error::storage_message(&self.location, "the upload already failed"))?;
+    /// Completes the upload: the file becomes visible, whole. Nothing may be written after.
+    pub fn finish(&mut self) -> Result<u64> {
+        let upload = self.upload.take().ok_or_else(|| {
+            Error::storage_message(&self.location, "the upload already finished or failed")
+        })?;
         block_on(async move { upload.finish().await })
             .map_err(|e| Error::storage(&self.location, e))?;
         Ok(self.written)
@@ -104,5 +103,11 @@ impl Drop for StreamWriter {
             // Best effort: a failed abort leaves invisible parts that the store expires.
             let _ = block_on(async move { upload.abort().await });
         }
+    }
+}
+
+impl geoberg_rewrite::OutputStream for StreamWriter {
+    fn finish(&mut self) -> io::Result<()> {
+        StreamWriter::finish(self).map(|_| ()).map_err(io::Error::other)
     }
 }

@@ -2,14 +2,13 @@
 //! remove orphan files (files under the table location that no metadata references).
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use iceberg::spec::{ManifestFile, ManifestList, TableMetadata, TableMetadataBuilder};
+use iceberg::spec::{ManifestFile, TableMetadata, TableMetadataBuilder};
 
-use crate::entries::{all_paths, read_entries};
 use crate::error::{Error, Result};
-use crate::location::{local_path, read_file};
+use crate::manifest::{all_paths, read_entries, read_manifest_list};
+use crate::storage::{Storage, parse_location};
 use crate::table::Table;
 
 /// What [`Table::expire_snapshots`] removed.
@@ -18,10 +17,10 @@ pub struct ExpireReport {
     /// Ids of the snapshots removed from the metadata.
     pub expired_snapshots: Vec<i64>,
     /// Files deleted: data files, manifests and manifest lists no remaining snapshot references.
-    pub deleted_files: Vec<PathBuf>,
+    pub deleted_files: Vec<String>,
     /// Unreferenced files whose deletion failed, with the error. They are orphans now:
     /// [`Table::remove_orphan_files`] removes them later.
-    pub undeleted_files: Vec<(PathBuf, String)>,
+    pub undeleted_files: Vec<(String, String)>,
 }
 
 impl Table {
@@ -81,8 +80,9 @@ impl Table {
             .collect();
         manifest_paths.sort();
         // A DELETED entry (the REPLACE of a rewrite) does not keep its file alive.
-        let kept_files = live_paths(&kept_manifests)?;
-        let mut doomed: Vec<String> = all_paths(&existing(dropped_manifests))?
+        let storage = self.storage();
+        let kept_files = live_paths(storage, &kept_manifests)?;
+        let mut doomed: Vec<String> = all_paths(storage, &existing(storage, dropped_manifests))?
             .into_iter()
             .filter(|p| !kept_files.contains(p))
             .collect();
@@ -105,13 +105,10 @@ impl Table {
             expired_snapshots: expired,
             ..ExpireReport::default()
         };
-        let storage = self.catalog().storage();
         for location in doomed {
-            let path = local_path(&location)?;
-            match storage.delete(&path) {
-                Ok(()) => report.deleted_files.push(path),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => report.undeleted_files.push((path, e.to_string())),
+            match storage.delete(&location) {
+                Ok(()) => report.deleted_files.push(location),
+                Err(e) => report.undeleted_files.push((location, e.to_string())),
             }
         }
         Ok((table, report))
@@ -124,40 +121,36 @@ impl Table {
     /// snapshot's manifest list, every manifest those lists name and every file those manifests
     /// list as live (a DELETED entry does not keep its file: the snapshots that still read it
     /// list it as live themselves), and statistics files. The listing reloads the table
-    /// first. Symbolic links are neither followed nor listed. Choose a horizon well before the
-    /// start of any write still in progress (Java's default is 3 days): a running writer's files
-    /// are unreferenced until it commits.
-    pub fn orphan_files(&self, older_than: SystemTime) -> Result<Vec<PathBuf>> {
+    /// first; on local disk, symbolic links are neither followed nor listed. Choose a horizon
+    /// well before the start of any write still in progress (Java's default is 3 days): a
+    /// running writer's files are unreferenced until it commits.
+    pub fn orphan_files(&self, older_than: SystemTime) -> Result<Vec<String>> {
         let current = self.refresh()?;
         let referenced = current.referenced_paths()?;
-        let root = local_path(current.metadata().location())?;
-        let mut out = Vec::new();
-        walk(&root, &mut |path, modified| {
-            if modified < older_than && !referenced.contains(path) {
-                out.push(path.to_path_buf());
-            }
-        })?;
+        let mut out: Vec<String> = current
+            .storage()
+            .list(current.metadata().location())?
+            .into_iter()
+            .filter(|f| f.last_modified < older_than)
+            .filter(|f| !referenced.contains(&file_key(&f.location)))
+            .map(|f| f.location)
+            .collect();
         out.sort();
         Ok(out)
     }
 
     /// Deletes [`Table::orphan_files`]`(older_than)` and returns them. Stops at the first
     /// failed delete (the files deleted before it are gone; run it again).
-    pub fn remove_orphan_files(&self, older_than: SystemTime) -> Result<Vec<PathBuf>> {
+    pub fn remove_orphan_files(&self, older_than: SystemTime) -> Result<Vec<String>> {
         let orphans = self.orphan_files(older_than)?;
-        let storage = self.catalog().storage();
-        for path in &orphans {
-            match storage.delete(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(path, e)),
-            }
+        for location in &orphans {
+            self.storage().delete(location)?;
         }
         Ok(orphans)
     }
 
-    /// Every local path the metadata of this version references.
-    fn referenced_paths(&self) -> Result<HashSet<PathBuf>> {
+    /// Every file the metadata of this version references, as (store, path) keys.
+    fn referenced_paths(&self) -> Result<HashSet<(String, String)>> {
         let metadata = self.metadata();
         let mut locations = vec![self.metadata_location().to_owned()];
         locations.extend(
@@ -181,10 +174,10 @@ impl Table {
             .map(|s| s.manifest_list().to_owned())
             .collect();
         let manifests = self.manifests_of(&lists, false)?;
-        locations.extend(live_paths(&manifests)?);
+        locations.extend(live_paths(self.storage(), &manifests)?);
         locations.extend(manifests.into_iter().map(|m| m.manifest_path));
         locations.extend(lists);
-        locations.iter().map(|l| local_path(l)).collect()
+        Ok(locations.iter().map(|l| file_key(l)).collect())
     }
 
     /// The distinct manifests named by these manifest lists; with `tolerate_missing`, a list
@@ -193,20 +186,18 @@ impl Table {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for location in lists {
-            let bytes = match read_file(location) {
-                Ok(b) => b,
-                Err(Error::Io { source, .. })
-                    if tolerate_missing && source.kind() == std::io::ErrorKind::NotFound =>
-                {
-                    continue;
-                }
+            let list = match read_manifest_list(
+                self.storage(),
+                location,
+                self.metadata().format_version(),
+            ) {
+                Ok(l) => l,
+                Err(e) if tolerate_missing && e.is_not_found() => continue,
                 Err(e) => return Err(e),
             };
-            let list = ManifestList::parse_with_version(&bytes, self.metadata().format_version())
-                .map_err(|e| Error::corrupt(location, e.to_string()))?;
-            for m in list.entries() {
+            for m in list {
                 if seen.insert(m.manifest_path.clone()) {
-                    out.push(m.clone());
+                    out.push(m);
                 }
             }
         }
@@ -216,20 +207,28 @@ impl Table {
 
 /// Files that a set of manifests lists as live (ADDED or EXISTING): a DELETED entry records
 /// the removal of its file, which only the snapshots before it reference.
-fn live_paths(manifests: &[ManifestFile]) -> Result<HashSet<String>> {
-    Ok(read_entries(manifests, &[])?
+fn live_paths(storage: &Storage, manifests: &[ManifestFile]) -> Result<HashSet<String>> {
+    Ok(read_entries(storage, manifests, &[])?
         .into_iter()
         .filter(|e| e.is_live())
         .map(|e| e.path)
         .collect())
 }
 
-/// Manifests that still exist on disk (an interrupted expiry may have deleted some already).
-fn existing(manifests: Vec<ManifestFile>) -> Vec<ManifestFile> {
+/// Manifests that still exist (an interrupted expiry may have deleted some already).
+fn existing(storage: &Storage, manifests: Vec<ManifestFile>) -> Vec<ManifestFile> {
     manifests
         .into_iter()
-        .filter(|m| local_path(&m.manifest_path).is_ok_and(|p| p.exists()))
+        .filter(|m| storage.head(&m.manifest_path).is_ok())
         .collect()
+}
+
+/// A location as (store, path), so that `file:/a`, `file:///a` and `/a` compare equal.
+fn file_key(location: &str) -> (String, String) {
+    match parse_location(location) {
+        Ok(p) => (p.store_key, p.path.to_string()),
+        Err(_) => (String::new(), location.to_string()),
+    }
 }
 
 /// Snapshot ids that branches and tags point to (`refs` is not exposed by `iceberg`).
@@ -252,29 +251,4 @@ fn millis(t: SystemTime) -> i64 {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
     }
-}
-
-/// Calls `f(path, modified)` for every regular file below `dir`, without following symlinks.
-fn walk(dir: &Path, f: &mut impl FnMut(&Path, SystemTime)) -> Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let path = entry.path();
-        // `DirEntry::file_type` does not follow symlinks.
-        let ty = entry.file_type().map_err(|e| Error::io(&path, e))?;
-        if ty.is_dir() {
-            walk(&path, f)?;
-        } else if ty.is_file() {
-            let modified = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .map_err(|e| Error::io(&path, e))?;
-            f(&path, modified);
-        }
-    }
-    Ok(())
 }
