@@ -35,7 +35,7 @@ pub fn table_type(column: &str, ty: &SqlType) -> Result<DataType> {
         SqlType::TimestampNtz => DataType::Timestamp,
         SqlType::String => DataType::String,
         SqlType::Binary => DataType::Binary,
-        SqlType::Geometry { crs: None } => DataType::LegacyGeometry,
+        SqlType::Geometry { crs: None } => DataType::LEGACY_GEOMETRY,
         SqlType::Geometry { crs: Some(crs) } => DataType::Geometry {
             srid: srid_of(crs)?,
         },
@@ -148,11 +148,11 @@ mod tests {
         let g = |crs| SqlType::Geometry { crs: Some(crs) };
         assert_eq!(
             table_type("g", &g(Crs::Epsg(4326))).unwrap(),
-            DataType::Geometry { srid: 4326 }
+            DataType::geometry(4326)
         );
         assert_eq!(
             table_type("g", &g(Crs::OgcCrs84)).unwrap(),
-            DataType::Geometry { srid: 4326 }
+            DataType::geometry(4326)
         );
         assert!(matches!(
             table_type(

@@ -275,8 +275,25 @@ impl Table {
 
     /// Writes `metadata` as the next metadata version, not yet visible.
     pub(crate) fn stage_metadata(&self, metadata: TableMetadata) -> Result<PendingCommit> {
+        let location = self.next_metadata_location(&metadata);
+        self.stage_metadata_at(metadata, location)
+    }
+
+    /// Where the next metadata version goes: `<table>/metadata/<version:05>-<uuid>.metadata.json`
+    /// (the Java naming).
+    pub(crate) fn next_metadata_location(&self, metadata: &TableMetadata) -> String {
         let version = metadata_version(&self.metadata_location).map_or(0, |v| v + 1);
-        let location = write_metadata(self.storage(), &metadata, &self.geo_fields, version)?;
+        metadata_location(metadata, version)
+    }
+
+    /// Writes `metadata` at `location` as the next version, not yet visible.
+    pub(crate) fn stage_metadata_at(
+        &self,
+        metadata: TableMetadata,
+        location: String,
+    ) -> Result<PendingCommit> {
+        let bytes = bridge::metadata_to_json(&metadata, &self.geo_fields)?;
+        self.storage().write_new(&location, bytes)?;
         Ok(PendingCommit {
             base: self.clone(),
             location,
@@ -285,20 +302,27 @@ impl Table {
     }
 }
 
-/// Writes `<table>/metadata/<version:05>-<uuid>.metadata.json` (the Java naming) and returns
-/// its location.
+fn metadata_location(metadata: &TableMetadata, version: u64) -> String {
+    join(
+        &join(metadata.location(), "metadata"),
+        &format!("{version:05}-{}.metadata.json", uuid::Uuid::new_v4()),
+    )
+}
+
+/// Writes the first version of a new table's metadata and returns its location.
 pub(crate) fn write_metadata(
     storage: &Storage,
     metadata: &TableMetadata,
     geo: &GeoFields,
     version: u64,
 ) -> Result<String> {
-    let location = join(
-        &join(metadata.location(), "metadata"),
-        &format!("{version:05}-{}.metadata.json", uuid::Uuid::new_v4()),
-    );
+    let location = metadata_location(metadata, version);
     let bytes = bridge::metadata_to_json(metadata, geo)?;
-    storage.write_new(&location, bytes)?;
+    if let Err(e) = storage.write_new(&location, bytes) {
+        // The write may have happened with its reply lost: nothing references it.
+        let _ = storage.delete(&location);
+        return Err(e);
+    }
     Ok(location)
 }
 

@@ -39,18 +39,32 @@ impl PendingCommit {
     /// Swaps the catalog pointer from the base version to the staged one, atomically, once.
     ///
     /// On [`Error::CommitConflict`] the staged metadata file is removed; reload the table and
-    /// repeat the operation. On any other error the outcome of the swap is unknown, so the file
-    /// is kept (if the swap did not happen it is an orphan that `remove_orphan_files` finds).
+    /// repeat the operation. When the swap fails in a way that does not say whether it happened
+    /// (a lost reply), the pointer is read again: if it names the staged metadata, the commit
+    /// happened and this returns the new table. Otherwise the error comes back and the file is
+    /// kept (the swap might still land; if not, `remove_orphan_files` finds it).
     pub fn commit(self) -> Result<Table> {
         match self.swap() {
             Ok(table) => Ok(table),
-            Err((e, pending)) => {
-                if matches!(e, Error::CommitConflict { .. }) {
-                    let _ = pending.base.storage().delete(&pending.location);
-                }
+            Err((e @ Error::CommitConflict { .. }, pending)) => {
+                let _ = pending.base.storage().delete(&pending.location);
                 Err(e)
             }
+            Err((e, pending)) => match pending.landed() {
+                Some(true) => Ok(pending.into_table()),
+                _ => Err(e),
+            },
         }
+    }
+
+    /// Whether the catalog now points at the staged metadata (`None`: it cannot be read).
+    fn landed(&self) -> Option<bool> {
+        let found = self
+            .base
+            .catalog()
+            .metadata_location(self.base.ident())
+            .ok()?;
+        Some(found.as_deref() == Some(self.location.as_str()))
     }
 
     /// The swap alone; on failure the commit comes back with the error, files untouched.
@@ -168,13 +182,13 @@ pub(crate) fn commit_with_retry(
             }
             Err((e, pending)) => {
                 // The outcome is unknown: find it out by reading the pointer again.
-                match current.catalog().metadata_location(current.ident()) {
-                    Ok(Some(l)) if l == pending.location => return Ok(pending.into_table()),
-                    Ok(_) => {
+                match pending.landed() {
+                    Some(true) => return Ok(pending.into_table()),
+                    Some(false) => {
                         uncertain.insert(snapshot_id);
                         last_error = Some(e);
                     }
-                    Err(_) => return Err(CommitFailure::Unknown(e)),
+                    None => return Err(CommitFailure::Unknown(e)),
                 }
             }
         }

@@ -269,9 +269,9 @@ impl<'a> SnapshotProducer<'a> {
             builder = builder.set_properties(self.properties.clone())?;
         }
         let metadata = builder.build()?.metadata;
-        let pending = table.stage_metadata(metadata)?;
-        self.written.push(pending.metadata_location().to_string());
-        Ok(pending)
+        let location = table.next_metadata_location(&metadata);
+        self.written.push(location.clone());
+        table.stage_metadata_at(metadata, location)
     }
 
     /// Files this attempt wrote (manifests, manifest list, metadata).
@@ -312,8 +312,9 @@ impl<'a> SnapshotProducer<'a> {
         let avro = in_memory(mem.new_input(&staging)?.read())?;
         let avro = bridge::manifest_to_geo(&avro, table.geo_fields(), &staging)?;
         let location = join(&table.metadata_dir(), &name);
-        table.storage().write_new(&location, avro.clone())?;
+        // Recorded first: a write whose reply was lost leaves the file behind.
         self.written.push(location.clone());
+        table.storage().write_new(&location, avro.clone())?;
         manifest.manifest_path = location;
         manifest.manifest_length = avro.len() as i64;
         Ok(manifest)
@@ -346,8 +347,8 @@ impl<'a> SnapshotProducer<'a> {
         in_memory(list.close())?;
         let bytes = in_memory(mem.new_input(&staging)?.read())?;
         let location = join(&table.metadata_dir(), &name);
-        table.storage().write_new(&location, bytes)?;
         self.written.push(location.clone());
+        table.storage().write_new(&location, bytes)?;
 
         let builder = Snapshot::builder()
             .with_snapshot_id(id)

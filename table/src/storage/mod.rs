@@ -279,9 +279,17 @@ impl Storage {
         }
     }
 
-    /// Every file below `prefix` (a directory-like location), recursively.
+    /// Every file below `prefix` (a directory-like location), recursively. On local disk,
+    /// symbolic links are neither followed nor listed (`object_store`'s local listing follows
+    /// them, which would let an orphan cleanup delete files outside the table).
     pub fn list(&self, prefix: &str) -> Result<Vec<FileInfo>> {
         let parsed = parse_location(prefix)?;
+        if parsed.store_key == "file://" {
+            let root = std::path::PathBuf::from(format!("/{}", parsed.path));
+            let mut out = Vec::new();
+            walk_local(&root, &mut out)?;
+            return Ok(out);
+        }
         let store = self.store(&parsed)?;
         let key = parsed.store_key.clone();
         let path = parsed.path.clone();
@@ -299,4 +307,31 @@ impl Storage {
             })
             .collect())
     }
+}
+
+/// Regular files below `dir`, without following symbolic links; staging files of unfinished
+/// writes (`object_store` names them `<file>#<n>`) are skipped, as its own listing does.
+fn walk_local(dir: &std::path::Path, out: &mut Vec<FileInfo>) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        // `DirEntry::file_type` does not follow symlinks.
+        let ty = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        if ty.is_dir() {
+            walk_local(&path, out)?;
+        } else if ty.is_file() && !entry.file_name().to_string_lossy().contains('#') {
+            let meta = entry.metadata().map_err(|e| Error::io(&path, e))?;
+            out.push(FileInfo {
+                location: format!("file://{}", path.display()),
+                size: meta.len(),
+                last_modified: meta.modified().map_err(|e| Error::io(&path, e))?,
+            });
+        }
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ use arrow_array::RecordBatch;
 use iceberg::arrow::RecordBatchPartitionSplitter;
 use iceberg::spec::{DataFile, Struct};
 
+
 pub use align::SRID_FIELD_METADATA;
 pub(crate) use align::BatchAligner;
 pub(crate) use parquet::DataFileWriter;
@@ -51,8 +52,18 @@ pub(crate) fn write_data_files(table: &Table, batches: &[RecordBatch]) -> Result
         }
     }
     let writer = DataFileWriter::new(table, &aligner)?;
-    groups
-        .into_iter()
-        .map(|(partition, batches)| writer.write(partition, &batches))
-        .collect()
+    let mut written = Vec::with_capacity(groups.len());
+    for (partition, batches) in groups {
+        match writer.write(partition, &batches) {
+            Ok(f) => written.push(f),
+            Err(e) => {
+                // Nothing will reference the files written so far.
+                for f in &written {
+                    let _ = table.storage().delete(f.file_path());
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(written)
 }

@@ -103,7 +103,11 @@ impl<'a> DataFileWriter<'a> {
             &format!("{}.parquet", uuid::Uuid::now_v7()),
         );
         let size = buf.len() as u64;
-        self.table.storage().write_new(&location, buf)?;
+        if let Err(e) = self.table.storage().write_new(&location, buf) {
+            // The write may have happened with its reply lost: nothing references it.
+            let _ = self.table.storage().delete(&location);
+            return Err(e);
+        }
         data_file_entry(
             self.table,
             &self.metrics,
