@@ -61,7 +61,12 @@ impl Extent {
 
     /// The extent grown by `d` on every side (`ST_DWithin`'s search box in planar units).
     pub fn expand(self, d: f64) -> Extent {
-        Extent::new(self.min_x - d, self.min_y - d, self.max_x + d, self.max_y + d)
+        Extent::new(
+            self.min_x - d,
+            self.min_y - d,
+            self.max_x + d,
+            self.max_y + d,
+        )
     }
 
     /// The smallest extent holding this one and the point (`x`, `y`).

@@ -1,8 +1,8 @@
 //! Statement text: `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`, `CREATE TABLE`,
 //! `SHOW`/`DESCRIBE`, `SELECT`/`EXPLAIN` and bare conditions.
 
-use geoberg_geostats::bbox_of_wkb;
 use geoberg_crs::HilbertSpec;
+use geoberg_geostats::bbox_of_wkb;
 use geoberg_sql::{Predicate, Statement, parse, parse_condition};
 
 /// Fuzz target `sql_parse`: the input (lossy UTF-8) is parsed as a statement and as a condition.
@@ -38,7 +38,8 @@ fn check_statement(statement: &Statement) {
         Statement::Rewrite(r) => {
             if let Some(h) = r.hilbert() {
                 assert!(
-                    (HilbertSpec::MIN_PRECISION..=HilbertSpec::MAX_PRECISION).contains(&h.precision),
+                    (HilbertSpec::MIN_PRECISION..=HilbertSpec::MAX_PRECISION)
+                        .contains(&h.precision),
                     "{h:?}"
                 );
                 if let Some(b) = h.bounds {

@@ -4,7 +4,7 @@
 //! `cargo run --release -p geoberg-rewrite --example rewrite_2m`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geoberg_rewrite::{HilbertSpec, DirectoryStorage, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{DirectoryStorage, HilbertSpec, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 mod gen_points;
@@ -26,7 +26,14 @@ fn rewrite_2m(c: &mut Criterion) {
             run += 1;
             let out = dir.path().join(format!("out-{run}"));
             std::fs::create_dir(&out).unwrap();
-            let plan = plan_rewrite(&inputs, "geom", &curve, &options, &geoberg_rewrite::LocalFiles).unwrap();
+            let plan = plan_rewrite(
+                &inputs,
+                "geom",
+                &curve,
+                &options,
+                &geoberg_rewrite::LocalFiles,
+            )
+            .unwrap();
             let outcome = execute(
                 &plan,
                 &DirectoryStorage {

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use geoberg_rewrite::{HilbertSpec, DirectoryStorage, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{DirectoryStorage, HilbertSpec, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 #[path = "../benches/gen_points.rs"]

@@ -160,7 +160,10 @@ pub enum RewriteError {
 }
 
 impl RewriteError {
-    pub(crate) fn parquet(path: impl std::fmt::Display, source: parquet::errors::ParquetError) -> Self {
+    pub(crate) fn parquet(
+        path: impl std::fmt::Display,
+        source: parquet::errors::ParquetError,
+    ) -> Self {
         RewriteError::Parquet {
             path: path.to_string(),
             source,

@@ -19,9 +19,7 @@ use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
 use crate::storage::RewriteStorage;
 use crate::writer::{RollingWriter, WriterConfig, plain_columns};
-use crate::{
-    InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass,
-};
+use crate::{InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass};
 
 /// Iceberg's `rewrite_data_files` result columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -297,7 +295,13 @@ fn run_partition(
     let spill_dir = tempfile::Builder::new()
         .prefix("geoberg-rewrite-")
         .tempdir_in(&spill_parent)
-        .map_err(|e| RewriteError::io("cannot create spill directory in", spill_parent.display(), e))?;
+        .map_err(|e| {
+            RewriteError::io(
+                "cannot create spill directory in",
+                spill_parent.display(),
+                e,
+            )
+        })?;
     let router = Router::new(
         routing.slots.len(),
         routing_memory_limit(options) as usize,
@@ -329,8 +333,7 @@ fn run_partition(
         // filtered, so positions are the file's (what `first_row_id + _pos` needs).
         let mut row = row0;
         for batch in reader {
-            let batch = batch
-                .map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
+            let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
             let n = batch.num_rows() as u64;
             let (batch, geometry_index) = if lineage {
                 let lineage = plan.inputs[*input].lineage;

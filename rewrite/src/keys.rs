@@ -1,6 +1,5 @@
 //! Sort keys of rows: the Hilbert index of each geometry's bbox centre.
 
-
 use arrow_array::Array;
 use geoberg_geostats::{BBoxColumns, bbox_columns};
 use geoberg_hilbert::HilbertCurve;

@@ -101,7 +101,7 @@ pub use plan::{KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
 pub use planner::plan_rewrite;
 pub use selection::{SelectionReason, overlap_depth};
 pub use storage::{
-    DirectoryStorage, InputStorage, LocalFile, LocalFiles, OutputStream, RandomAccess, RewriteStorage,
-    local_path,
+    DirectoryStorage, InputStorage, LocalFile, LocalFiles, OutputStream, RandomAccess,
+    RewriteStorage, local_path,
 };
 pub use writer::{ColumnMetrics, OutputFile};

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use geoberg_hilbert::{Bounds, HilbertCurve};
 
 use crate::{
-    Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass, SelectionReason,
+    Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass,
+    SelectionReason,
 };
 
 /// The curve a [`HilbertSpec`] describes.

@@ -293,8 +293,7 @@ fn sample_file(
     let mut samples = Vec::with_capacity((rows / stride + 1) as usize);
     let mut row0 = 0u64;
     for batch in reader {
-        let batch =
-            batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
+        let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
         let n = batch.num_rows() as u64;
         let first = (stride - row0 % stride) % stride;
         let picks: Vec<u32> = (first..n)

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{Array, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use geoberg_rewrite::{
-    HilbertSpec, DirectoryStorage, Extent, InputFile, OutputStream, PartitionKey, RewriteError,
-    LocalFiles, RewriteStorage,
-    RewriteOptions, RewriteOutcome, RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
+    DirectoryStorage, Extent, HilbertSpec, InputFile, LocalFiles, OutputStream, PartitionKey,
+    RewriteError, RewriteOptions, RewriteOutcome, RewritePlan, RewriteStorage, RowClass, execute,
+    execute_tasks, plan_rewrite,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -123,7 +123,8 @@ fn write_table(
         w.write(&batch).unwrap();
         w.close().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
-        let mut file = InputFile::new(path.display().to_string(), size, rows as u64).with_partition(partition);
+        let mut file =
+            InputFile::new(path.display().to_string(), size, rows as u64).with_partition(partition);
         file.bbox = bbox;
         out.push(file);
     }
@@ -210,14 +211,26 @@ fn rows_are_preserved_exactly_with_spilling_and_partitions() {
         ("threads", "2"),
         ("row-group-rows", "5000"),
     ]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let out = dir.path().join("out");
     let outcome = run(&plan, &out);
     assert!(
         outcome.spilled_bytes > 0,
         "the 16 MiB budget should force spill runs"
     );
-    let before = checksums(&inputs.iter().map(|f| PathBuf::from(&f.location)).collect::<Vec<_>>());
+    let before = checksums(
+        &inputs
+            .iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>(),
+    );
     let after = checksums(
         &outcome
             .added
@@ -241,7 +254,10 @@ fn rows_are_preserved_exactly_with_spilling_and_partitions() {
     for f in &outcome.added {
         let b = read(Path::new(&f.location));
         assert_eq!(b.num_rows() as u64, f.record_count);
-        assert_eq!(std::fs::metadata(&f.location).unwrap().len(), f.file_size_bytes);
+        assert_eq!(
+            std::fs::metadata(&f.location).unwrap().len(),
+            f.file_size_bytes
+        );
         let ids = f.columns.iter().map(|c| c.field_id).collect::<Vec<_>>();
         assert_eq!(ids, vec![Some(1), Some(2), Some(3), Some(4)]);
         let geom = &f.columns[1];
@@ -349,7 +365,14 @@ fn a_one_percent_window_reads_near_the_ideal_number_of_files() {
     let inputs = write_table(dir.path(), 40, 5_000, 4, PLAIN, "u");
     let n = 100usize;
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "100")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let outcome = run(&plan, &dir.path().join("out"));
     let after: Vec<Extent> = outcome.added.iter().filter_map(|f| f.bbox).collect();
     assert!((90..=110).contains(&after.len()), "{} files", after.len());
@@ -425,7 +448,14 @@ fn preflight_errors_name_the_problem() {
         "{e}"
     );
 
-    let e = plan_rewrite(&inputs, "shape", &HilbertSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap_err();
+    let e = plan_rewrite(
+        &inputs,
+        "shape",
+        &HilbertSpec::wgs84(10).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap_err();
     assert!(
         matches!(e, RewriteError::MissingGeometryColumn { .. }),
         "{e}"
@@ -439,7 +469,14 @@ fn a_failure_midway_leaves_no_output_files() {
     let mut inputs = write_table(dir.path(), 2, 5_000, 6, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 5_000, 7, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-size-bytes", "20000")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     // Partition "a" is written first; then an input of "b" turns out unreadable.
     std::fs::write(&inputs[3].location, b"not a parquet file").unwrap();
     let out = dir.path().join("out");
@@ -534,8 +571,20 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
     let mut inputs = write_table(dir.path(), 2, 3_000, 11, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 3_000, 12, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "6")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
-    let expected = checksums(&inputs.iter().map(|f| PathBuf::from(&f.location)).collect::<Vec<_>>());
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
+    let expected = checksums(
+        &inputs
+            .iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>(),
+    );
     let mut k = 1;
     loop {
         let out = dir.path().join(format!("out-{k}"));
@@ -561,11 +610,18 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
                 );
                 assert!(created.len() >= 4, "{} output files", created.len());
                 assert!(removed.is_empty());
-                let paths: Vec<PathBuf> = outcome.added.iter().map(|f| PathBuf::from(&f.location)).collect();
+                let paths: Vec<PathBuf> = outcome
+                    .added
+                    .iter()
+                    .map(|f| PathBuf::from(&f.location))
+                    .collect();
                 assert_eq!(checksums(&paths), expected);
                 // Sizes come from the writer's count, which must match the disk.
                 for f in &outcome.added {
-                    assert_eq!(std::fs::metadata(&f.location).unwrap().len(), f.file_size_bytes);
+                    assert_eq!(
+                        std::fs::metadata(&f.location).unwrap().len(),
+                        f.file_size_bytes
+                    );
                 }
                 break;
             }
@@ -608,7 +664,14 @@ fn a_failed_rewrite_never_removes_a_file_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = write_table(dir.path(), 2, 2_000, 13, PLAIN, "");
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(12).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let locator = CreateNewLocator(DirectoryStorage {
@@ -649,7 +712,14 @@ fn plans_round_trip_through_json_and_tasks_run_separately() {
         "",
     );
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let json = plan.to_json().unwrap();
     let back = RewritePlan::from_json(&json).unwrap();
     assert_eq!(back, plan);
@@ -664,8 +734,11 @@ fn plans_round_trip_through_json_and_tasks_run_separately() {
         added.extend(execute_tasks(&back, &[t], &locator).unwrap().added);
     }
     let together = run(&plan, &dir.path().join("together"));
-    let paths =
-        |v: &[geoberg_rewrite::OutputFile]| v.iter().map(|f| PathBuf::from(&f.location)).collect::<Vec<_>>();
+    let paths = |v: &[geoberg_rewrite::OutputFile]| {
+        v.iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         checksums(&paths(&added)),
         checksums(&paths(&together.added))
@@ -680,7 +753,14 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     let inputs = write_table(dir.path(), 2, 1_000, 9, PLAIN, "");
     // Two files, min-input-files 5, no overlap rule triggered at depth threshold 1000.
     let options = opts(&[("min-overlap-depth", "1000")]);
-    let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(10).unwrap(), &options, &LocalFiles).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(10).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     assert!(plan.is_empty());
     let outcome = run(&plan, &dir.path().join("out"));
     assert_eq!(outcome.result.rewritten_data_files_count, 0);
@@ -816,7 +896,11 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
     assert!(first.added.len() > 5, "{} files", first.added.len());
     let data_paths = |fs: &[PathBuf]| checksums(fs);
     let in_paths: Vec<PathBuf> = inputs.iter().map(|f| PathBuf::from(&f.location)).collect();
-    let out_paths: Vec<PathBuf> = first.added.iter().map(|f| PathBuf::from(&f.location)).collect();
+    let out_paths: Vec<PathBuf> = first
+        .added
+        .iter()
+        .map(|f| PathBuf::from(&f.location))
+        .collect();
     assert_eq!(
         data_paths(&in_paths),
         data_paths(&out_paths),

@@ -64,9 +64,7 @@ pub use geoberg_crs::{Crs, EdgeAlgorithm};
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
 pub use query::{Projection, SelectRequest};
-pub use rewrite::{
-    HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy,
-};
+pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
 

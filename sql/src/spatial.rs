@@ -191,8 +191,7 @@ impl fmt::Display for SpatialFilter {
 /// Bounding box of every coordinate; `None` for an empty geometry. Recursion depth is bounded by
 /// the WKT nesting limit.
 fn geometry_bbox(g: &Geometry<f64>, acc: Option<Extent>) -> Option<Extent> {
-    let fold =
-        |acc, coords: &mut dyn Iterator<Item = Coord<f64>>| coords.fold(acc, include);
+    let fold = |acc, coords: &mut dyn Iterator<Item = Coord<f64>>| coords.fold(acc, include);
     match g {
         Geometry::Point(p) => include(acc, p.0),
         Geometry::Line(l) => fold(acc, &mut [l.start, l.end].into_iter()),

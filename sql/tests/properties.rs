@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
-    Column, ColumnType, CompareOp, CreateTableRequest, Crs,
-    EdgeAlgorithm, HilbertIndex, Literal, PartitionField, PartitionTransform, Predicate,
-    Projection, RewriteRequest, RewriteStrategy, SelectRequest, SpatialFilter, SpatialRelation,
-    Statement, TableName, Window, parse,
+    Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, HilbertIndex, Literal,
+    PartitionField, PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy,
+    SelectRequest, SpatialFilter, SpatialRelation, Statement, TableName, Window, parse,
 };
 use proptest::prelude::*;
 

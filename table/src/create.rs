@@ -9,8 +9,8 @@ use geoberg_crs::{ColumnType, Extent, FormatVersion as CrsVersion, HilbertSpec};
 use geoberg_crs::{extent_of, validate_declaration};
 use geoberg_sql::{CreateTableRequest, PartitionTransform};
 use iceberg::spec::{
-    FormatVersion, NestedField, Schema, SortOrder, TableMetadata, TableMetadataBuilder,
-    Transform, Type, UnboundPartitionSpec,
+    FormatVersion, NestedField, Schema, SortOrder, TableMetadata, TableMetadataBuilder, Transform,
+    Type, UnboundPartitionSpec,
 };
 
 use crate::bridge::GeoFields;
@@ -374,7 +374,12 @@ fn hilbert_cell(columns: &[Column], geom: &str, precision: u8) -> Result<Hilbert
         .iter()
         .find(|c| c.name == geom && c.data_type.is_geo())
         .ok_or_else(|| no_geo_column("spatial_partition", geom, columns))?;
-    let extent = match col.data_type.column_type().as_ref().and_then(ColumnType::crs) {
+    let extent = match col
+        .data_type
+        .column_type()
+        .as_ref()
+        .and_then(ColumnType::crs)
+    {
         None => Extent::WGS84,
         Some(crs) => extent_of(crs).map_err(|_| {
             Error::Schema(format!(
@@ -396,4 +401,41 @@ fn hilbert_cell(columns: &[Column], geom: &str, precision: u8) -> Result<Hilbert
         )));
     }
     Ok(cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(sql: &str) -> CreateTableRequest {
+        match geoberg_sql::parse(sql).unwrap() {
+            geoberg_sql::Statement::CreateTable(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_map_types_and_check_declarations_before_writing() {
+        let create =
+            CreateTable::from_request(&request("CREATE TABLE db.t (id bigint, g geometry(4326))"))
+                .unwrap();
+        assert_eq!(create.columns[1].data_type, DataType::geometry(4326));
+        let create =
+            CreateTable::from_request(&request("CREATE TABLE db.t (g geography)")).unwrap();
+        assert_eq!(create.columns[0].data_type, DataType::geography(4326));
+        let err = CreateTable::from_request(&request("CREATE TABLE db.t (g geometry(4269))"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("4269"), "{err}");
+        let err = CreateTable::from_request(&request(
+            "CREATE TABLE db.t (id bigint, g geometry(4326)) PARTITIONED BY (g)",
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("cannot partition by geo column"),
+            "{err}"
+        );
+        let err = CreateTable::from_request(&request("CREATE TABLE db.t (d uuid)")).unwrap_err();
+        assert!(matches!(err, Error::WrongColumnType { .. }), "{err}");
+    }
 }

@@ -325,19 +325,15 @@ mod tests {
     #[test]
     fn footer_bounds_skip_nan_and_null() {
         use std::sync::Arc;
-        let column = arrow_array::Float64Array::from(vec![
-            Some(f64::NAN),
-            Some(2.0),
-            None,
-            Some(-1.0),
-        ]);
+        let column =
+            arrow_array::Float64Array::from(vec![Some(f64::NAN), Some(2.0), None, Some(-1.0)]);
         let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
             "v",
             arrow_schema::DataType::Float64,
             true,
         )]));
-        let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![Arc::new(column)])
-            .unwrap();
+        let batch =
+            arrow_array::RecordBatch::try_new(schema.clone(), vec![Arc::new(column)]).unwrap();
         let mut buf = Vec::new();
         let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema, None).unwrap();
         w.write(&batch).unwrap();

@@ -117,9 +117,10 @@ impl TableProperties {
             })
         };
         let commit_retry = CommitRetry {
-            num_retries: get(COMMIT_RETRIES_PROPERTY).map_or(Ok(defaults.num_retries), |(k, v)| {
-                parse_number(k, v, "a non-negative retry count")
-            })?,
+            num_retries: get(COMMIT_RETRIES_PROPERTY)
+                .map_or(Ok(defaults.num_retries), |(k, v)| {
+                    parse_number(k, v, "a non-negative retry count")
+                })?,
             min_wait: millis(COMMIT_MIN_WAIT_PROPERTY, defaults.min_wait)?,
             max_wait: millis(COMMIT_MAX_WAIT_PROPERTY, defaults.max_wait)?,
             total_timeout: millis(COMMIT_TOTAL_TIMEOUT_PROPERTY, defaults.total_timeout)?,
@@ -127,9 +128,10 @@ impl TableProperties {
         let target_file_size_bytes = get(TARGET_FILE_SIZE_PROPERTY)
             .map(|(k, v)| parse_positive(k, v, "a positive byte count"))
             .transpose()?;
-        let row_group_rows = get(ROW_GROUP_ROWS_PROPERTY).map_or(Ok(DEFAULT_ROW_GROUP_ROWS), |(k, v)| {
-            parse_positive(k, v, "a positive row count")
-        })?;
+        let row_group_rows = get(ROW_GROUP_ROWS_PROPERTY)
+            .map_or(Ok(DEFAULT_ROW_GROUP_ROWS), |(k, v)| {
+                parse_positive(k, v, "a positive row count")
+            })?;
         let hilbert_cell = get(HILBERT_CELL_PROPERTY)
             .map(|(_, v)| HilbertCell::parse_property(v))
             .transpose()?;
@@ -193,7 +195,9 @@ mod tests {
     use super::*;
 
     fn props(kv: &[(&str, &str)]) -> HashMap<String, String> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]

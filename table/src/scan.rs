@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::Schema;
+use futures::TryStreamExt;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, bbox_columns};
 use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
@@ -14,7 +15,6 @@ use geoberg_rewrite::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
     ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
 };
-use futures::TryStreamExt;
 use iceberg::spec::{DataFile, FormatVersion, ManifestStatus};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::ParquetObjectReader;
@@ -296,11 +296,10 @@ impl<'a> Scan<'a> {
     ) -> Result<()> {
         // Ranged reads: the footer first, then only the kept row groups' projected columns.
         let (store, object) = self.table.storage().object_store(&file.path)?;
-        let mut reader =
-            ParquetObjectReader::new(store, object).with_file_size(file.size_in_bytes);
+        let mut reader = ParquetObjectReader::new(store, object).with_file_size(file.size_in_bytes);
         let (reader, footer) = block_on(async move {
-            let footer = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
-                .await;
+            let footer =
+                ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new()).await;
             footer.map(|f| (reader, f))
         })
         .map_err(|e| self.table.conflict_if_moved(Error::from(e)))?;

@@ -156,7 +156,10 @@ mod tests {
             column: "geom".into(),
             spec: HilbertSpec::wgs84(6).unwrap(),
         };
-        assert_eq!(HilbertCell::parse_property(&cell.property_value()).unwrap(), cell);
+        assert_eq!(
+            HilbertCell::parse_property(&cell.property_value()).unwrap(),
+            cell
+        );
         assert_eq!(cell.cell_column(), "geom_hilbert_cell");
         for bad in [
             "nope",

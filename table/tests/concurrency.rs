@@ -403,7 +403,12 @@ fn scenario(victim: Op, intruder: &'static [Op], point: Point) {
     let ids = world.ids_for(victim);
     let inputs: BTreeSet<PathBuf> = if victim.is_rewrite() {
         let planned = rewrite(&table, victim).plan().unwrap();
-        planned.plan.inputs.iter().map(|f| path_of(&f.location)).collect()
+        planned
+            .plan
+            .inputs
+            .iter()
+            .map(|f| path_of(&f.location))
+            .collect()
     } else {
         BTreeSet::new()
     };

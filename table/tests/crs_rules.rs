@@ -29,11 +29,7 @@ fn code(e: &Error) -> &'static str {
 
 #[test]
 fn declarations_are_checked_on_create() {
-    let utm = create(
-        vec![Column::new("geom", DataType::geometry(32633))],
-        None,
-    )
-    .unwrap_err();
+    let utm = create(vec![Column::new("geom", DataType::geometry(32633))], None).unwrap_err();
     assert_eq!(code(&utm), "ST_INVALID_SRID_VALUE");
     assert!(utm.to_string().contains("geometry(0)"), "{utm}");
 
@@ -47,11 +43,7 @@ fn declarations_are_checked_on_create() {
     .unwrap_err();
     assert_eq!(code(&geog), "ST_INVALID_SRID_VALUE");
 
-    let v2 = create(
-        vec![Column::new("geom", DataType::geometry(4326))],
-        Some(2),
-    )
-    .unwrap_err();
+    let v2 = create(vec![Column::new("geom", DataType::geometry(4326))], Some(2)).unwrap_err();
     assert_eq!(code(&v2), "ST_CRS_NEEDS_FORMAT_V3");
 
     let bare = create(

@@ -155,7 +155,10 @@ fn append_with_any_step_failed_is_all_or_nothing() {
     });
     // Data file, manifest, manifest list and metadata, each failed and each with its reply
     // lost: 8 writes; the swap.
-    assert!(faults_tried >= 9, "only {faults_tried} faults were injected");
+    assert!(
+        faults_tried >= 9,
+        "only {faults_tried} faults were injected"
+    );
 }
 
 #[test]
@@ -273,7 +276,10 @@ fn remove_orphans_with_any_delete_failed_deletes_only_old_unreferenced_files() {
         assert_eq!(listed, remaining, "{fault:?}");
         match result {
             Ok(deleted) => {
-                assert_eq!(deleted.iter().map(|l| path_of(l)).collect::<BTreeSet<_>>(), old);
+                assert_eq!(
+                    deleted.iter().map(|l| path_of(l)).collect::<BTreeSet<_>>(),
+                    old
+                );
                 assert!(remaining.is_empty());
             }
             Err(e) => {

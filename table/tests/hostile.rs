@@ -69,13 +69,9 @@ fn explicit_locations_must_be_absolute_uris_without_dot_dot() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
     let escape = format!("file://{}/warehouse/../../escape", dir.path().display());
-    for (i, location) in [
-        escape.as_str(),
-        "relative/path",
-        "http://example.com/t",
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, location) in [escape.as_str(), "relative/path", "http://example.com/t"]
+        .into_iter()
+        .enumerate()
     {
         let err = CreateTable::new([Column::new("id", DataType::Long)])
             .location(location)

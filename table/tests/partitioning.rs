@@ -170,11 +170,7 @@ fn bad_requests_fail_at_create_naming_the_fix() {
     cols.push(Column::new("geom_hilbert_cell", DataType::Long));
     let e = create(cols, "geom", 4);
     assert!(e.contains("already exists"), "{e}");
-    let e = create(
-        vec![Column::new("geom", DataType::geometry(0))],
-        "geom",
-        4,
-    );
+    let e = create(vec![Column::new("geom", DataType::geometry(0))], "geom", 4);
     assert!(e.contains("no known extent"), "{e}");
     assert!(e.contains("geometry(4326)"), "{e}");
 }

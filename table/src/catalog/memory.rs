@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{Catalog, conflict, validate_warehouse};
 use crate::error::{Error, Result};
-use crate::storage::Storage;
 use crate::ident::{TableIdent, parse_namespace};
+use crate::storage::Storage;
 
 #[derive(Debug, Default)]
 struct State {

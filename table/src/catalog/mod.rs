@@ -46,7 +46,12 @@ pub trait Catalog: Send + Sync + std::fmt::Debug {
 /// Default location of a new table: `<warehouse>/<ns levels>/<table>`.
 pub(crate) fn default_table_location(warehouse: &str, table: &TableIdent) -> String {
     let mut location = warehouse.trim_end_matches('/').to_string();
-    for part in table.namespace().iter().map(String::as_str).chain([table.name()]) {
+    for part in table
+        .namespace()
+        .iter()
+        .map(String::as_str)
+        .chain([table.name()])
+    {
         location = join(&location, part);
     }
     location

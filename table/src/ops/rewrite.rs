@@ -29,8 +29,7 @@ use crate::lineage::live_file_lineage;
 use crate::metrics::MetricsConfig;
 use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
 use crate::snapshot::{
-    CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry,
-    validate_since,
+    CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
 };
 use crate::spatial_index::SpatialIndex;
 use crate::storage::{Storage, StorageFile, join};

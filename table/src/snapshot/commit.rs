@@ -68,7 +68,7 @@ impl PendingCommit {
     }
 
     /// The swap alone; on failure the commit comes back with the error, files untouched.
-    fn swap(self) -> std::result::Result<Table, (Error, PendingCommit)> {
+    fn swap(self) -> std::result::Result<Table, (Error, Box<PendingCommit>)> {
         let base = &self.base;
         match base.catalog().swap_metadata_location(
             base.ident(),
@@ -76,7 +76,7 @@ impl PendingCommit {
             &self.location,
         ) {
             Ok(()) => Ok(self.into_table()),
-            Err(e) => Err((e, self)),
+            Err(e) => Err((e, Box::new(self))),
         }
     }
 

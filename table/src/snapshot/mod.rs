@@ -20,8 +20,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use iceberg::io::FileIO;
 use iceberg::spec::{
     DataFile, DataFileBuilder, FormatVersion, ManifestContentType, ManifestFile,
-    ManifestListWriter, ManifestStatus, ManifestWriter, ManifestWriterBuilder, Operation,
-    Snapshot, SnapshotReference, SnapshotRetention, TableMetadata, TableMetadataBuilder,
+    ManifestListWriter, ManifestStatus, ManifestWriter, ManifestWriterBuilder, Operation, Snapshot,
+    SnapshotReference, SnapshotRetention, TableMetadata, TableMetadataBuilder,
 };
 
 pub use commit::PendingCommit;
@@ -263,7 +263,10 @@ impl<'a> SnapshotProducer<'a> {
         .add_snapshot(snapshot)?
         .set_ref(
             iceberg::spec::MAIN_BRANCH,
-            SnapshotReference::new(self.snapshot_id, SnapshotRetention::branch(None, None, None)),
+            SnapshotReference::new(
+                self.snapshot_id,
+                SnapshotRetention::branch(None, None, None),
+            ),
         )?;
         if !self.properties.is_empty() {
             builder = builder.set_properties(self.properties.clone())?;

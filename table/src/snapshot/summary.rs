@@ -11,7 +11,11 @@ use iceberg::spec::{
 /// Summary keys whose totals follow from an added and a removed count.
 const TOTALS: [(&str, &str, &str); 6] = [
     ("total-data-files", "added-data-files", "deleted-data-files"),
-    ("total-delete-files", "added-delete-files", "removed-delete-files"),
+    (
+        "total-delete-files",
+        "added-delete-files",
+        "removed-delete-files",
+    ),
     ("total-records", "added-records", "deleted-records"),
     ("total-files-size", "added-files-size", "removed-files-size"),
     (

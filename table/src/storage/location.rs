@@ -60,16 +60,23 @@ pub(crate) fn parse_location(location: &str) -> Result<ParsedLocation> {
     // Checked on the text: URL parsing resolves `..` (and `%2e%2e`) silently.
     let lowered = normalized.to_ascii_lowercase().replace("%2e", ".");
     if lowered.split('/').any(|s| s == ".." || s == ".") {
-        return Err(bad("a location must not contain '..' or '.'; give the resolved path".into()));
+        return Err(bad(
+            "a location must not contain '..' or '.'; give the resolved path".into(),
+        ));
     }
     let url = Url::parse(&normalized).map_err(|e| bad(format!("not a URI: {e}")))?;
     if url.path().split('/').any(|s| s == "..") {
-        return Err(bad("a location must not contain '..'; give the resolved path".into()));
+        return Err(bad(
+            "a location must not contain '..'; give the resolved path".into(),
+        ));
     }
     let scheme = url.scheme().to_ascii_lowercase();
     let (store_key, path) = match scheme.as_str() {
         "file" => {
-            if url.host_str().is_some_and(|h| !h.is_empty() && h != "localhost") {
+            if url
+                .host_str()
+                .is_some_and(|h| !h.is_empty() && h != "localhost")
+            {
                 return Err(bad(format!(
                     "file:// locations name no host (found {:?}); use file:///absolute/path",
                     url.host_str().unwrap_or_default()
@@ -130,11 +137,17 @@ mod tests {
         let p = parse_location("file:///tmp/wh/a b/x.parquet").unwrap();
         assert_eq!(p.store_key, "file://");
         assert_eq!(p.path.as_ref(), "tmp/wh/a b/x.parquet");
-        assert_eq!(location_of(&p.store_key, &p.path), "file:///tmp/wh/a b/x.parquet");
+        assert_eq!(
+            location_of(&p.store_key, &p.path),
+            "file:///tmp/wh/a b/x.parquet"
+        );
         let p = parse_location("s3://bucket/wh/t/x.parquet").unwrap();
         assert_eq!(p.store_key, "s3://bucket");
         assert_eq!(p.path.as_ref(), "wh/t/x.parquet");
-        assert_eq!(location_of(&p.store_key, &p.path), "s3://bucket/wh/t/x.parquet");
+        assert_eq!(
+            location_of(&p.store_key, &p.path),
+            "s3://bucket/wh/t/x.parquet"
+        );
         assert!(parse_location("s3:///no-bucket").is_err());
         assert!(parse_location("ftp://host/x").is_err());
         assert!(parse_location("file:///a/../b").is_err());

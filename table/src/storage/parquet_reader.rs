@@ -73,7 +73,10 @@ impl ChunkReader for StorageFile {
     type T = io::Cursor<Bytes>;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(io::Cursor::new(self.get_bytes(start, (self.size - start.min(self.size)) as usize)?))
+        Ok(io::Cursor::new(self.get_bytes(
+            start,
+            (self.size - start.min(self.size)) as usize,
+        )?))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {

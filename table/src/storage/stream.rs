@@ -108,6 +108,8 @@ impl Drop for StreamWriter {
 
 impl geoberg_rewrite::OutputStream for StreamWriter {
     fn finish(&mut self) -> io::Result<()> {
-        StreamWriter::finish(self).map(|_| ()).map_err(io::Error::other)
+        StreamWriter::finish(self)
+            .map(|_| ())
+            .map_err(io::Error::other)
     }
 }

@@ -11,9 +11,8 @@ use arrow_array::RecordBatch;
 use iceberg::arrow::RecordBatchPartitionSplitter;
 use iceberg::spec::{DataFile, Struct};
 
-
-pub use align::SRID_FIELD_METADATA;
 pub(crate) use align::BatchAligner;
+pub use align::SRID_FIELD_METADATA;
 pub(crate) use parquet::DataFileWriter;
 
 use crate::error::Result;
