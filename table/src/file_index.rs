@@ -74,11 +74,12 @@ impl Table {
     /// The file index of `column` for this table version, built on first use and cached: later
     /// scans of the same version (and clones of this handle) plan without reading manifests.
     pub fn file_index(&self, column: &str) -> Result<Arc<TableFileIndex>> {
-        if let Some(hit) = self.index_cache().get(column) {
+        let key = format!("file-index/{column}");
+        if let Some(hit) = self.derived().get::<TableFileIndex>(&key) {
             return Ok(hit);
         }
         let built = Arc::new(self.build_file_index(column)?);
-        Ok(self.index_cache().insert(column, built))
+        Ok(self.derived().insert(&key, built))
     }
 
     /// Data manifests of the current snapshot; delete manifests are an error (not applied yet).

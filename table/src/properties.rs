@@ -133,7 +133,7 @@ impl TableProperties {
                 parse_positive(k, v, "a positive row count")
             })?;
         let hilbert_cell = get(HILBERT_CELL_PROPERTY)
-            .map(|(_, v)| HilbertCell::parse_property(v))
+            .map(|(k, v)| HilbertCell::parse_property(k, v))
             .transpose()?;
         let legacy_geometry_field_ids = match get(LEGACY_GEOMETRY_PROPERTY) {
             None => Vec::new(),

@@ -6,7 +6,6 @@ use geoberg_crs::{Extent, HilbertSpec};
 use geoberg_hilbert::{Bounds, HilbertCurve};
 
 use crate::error::{Error, Result};
-use crate::properties::HILBERT_CELL_PROPERTY;
 
 /// Suffix of the derived cell column: `<geometry column>_hilbert_cell`.
 pub const HILBERT_CELL_SUFFIX: &str = "_hilbert_cell";
@@ -91,9 +90,10 @@ impl HilbertCell {
         .to_string()
     }
 
-    pub(crate) fn parse_property(value: &str) -> Result<HilbertCell> {
+    /// Parses the value of the property `key`.
+    pub(crate) fn parse_property(key: &str, value: &str) -> Result<HilbertCell> {
         let bad = |reason: String| Error::InvalidProperty {
-            key: HILBERT_CELL_PROPERTY.into(),
+            key: key.into(),
             value: value.into(),
             reason,
         };
@@ -109,11 +109,11 @@ impl HilbertCell {
         })
     }
 
-    /// The curve that computes the cells.
-    pub(crate) fn curve(&self) -> Result<HilbertCurve> {
+    /// The curve that computes the cells; `key` names the property in errors.
+    pub(crate) fn curve(&self, key: &str) -> Result<HilbertCurve> {
         let b = self.spec.bounds;
         let bad = |e: geoberg_hilbert::Error| Error::InvalidProperty {
-            key: HILBERT_CELL_PROPERTY.into(),
+            key: key.into(),
             value: self.property_value(),
             reason: e.to_string(),
         };
@@ -157,7 +157,7 @@ mod tests {
             spec: HilbertSpec::wgs84(6).unwrap(),
         };
         assert_eq!(
-            HilbertCell::parse_property(&cell.property_value()).unwrap(),
+            HilbertCell::parse_property("k", &cell.property_value()).unwrap(),
             cell
         );
         assert_eq!(cell.cell_column(), "geom_hilbert_cell");
@@ -171,6 +171,6 @@ mod tests {
             assert!(e.to_string().contains("geoberg.spatial-index.g"), "{e}");
         }
         let too_fine = r#"{"column": "g", "precision": 20, "bounds": [0, 0, 1, 1]}"#;
-        assert!(HilbertCell::parse_property(too_fine).is_err());
+        assert!(HilbertCell::parse_property("k", too_fine).is_err());
     }
 }

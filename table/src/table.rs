@@ -7,14 +7,13 @@ use geoberg_crs::{ColumnType, FormatVersion as CrsVersion};
 use iceberg::spec::{FormatVersion, ManifestFile, PrimitiveType, TableMetadata, Type};
 
 use crate::bridge::{self, GeoFields};
-use crate::cache::IndexCache;
+use crate::cache::VersionCache;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ident::TableIdent;
 use crate::manifest::read_manifest_list;
 use crate::metrics::MetricsConfig;
 use crate::properties::TableProperties;
-use crate::snapshot::PendingCommit;
 use crate::storage::{Storage, join};
 
 /// A geometry or geography column of a loaded table.
@@ -37,7 +36,7 @@ pub struct Table {
     metadata: Arc<TableMetadata>,
     geo_columns: Vec<GeoColumn>,
     geo_fields: GeoFields,
-    indexes: IndexCache,
+    derived: VersionCache,
 }
 
 impl Table {
@@ -99,7 +98,7 @@ impl Table {
             metadata: Arc::new(metadata),
             geo_columns,
             geo_fields,
-            indexes: IndexCache::default(),
+            derived: VersionCache::default(),
         }
     }
 
@@ -223,8 +222,9 @@ impl Table {
         self.geo_columns.iter().any(|c| c.field_id == field_id)
     }
 
-    pub(crate) fn index_cache(&self) -> &IndexCache {
-        &self.indexes
+    /// Values derived from this version, shared by its clones.
+    pub(crate) fn derived(&self) -> &VersionCache {
+        &self.derived
     }
 
     pub(crate) fn geo_fields(&self) -> &GeoFields {
@@ -272,37 +272,9 @@ impl Table {
             _ => e,
         }
     }
-
-    /// Writes `metadata` as the next metadata version, not yet visible.
-    pub(crate) fn stage_metadata(&self, metadata: TableMetadata) -> Result<PendingCommit> {
-        let location = self.next_metadata_location(&metadata);
-        self.stage_metadata_at(metadata, location)
-    }
-
-    /// Where the next metadata version goes: `<table>/metadata/<version:05>-<uuid>.metadata.json`
-    /// (the Java naming).
-    pub(crate) fn next_metadata_location(&self, metadata: &TableMetadata) -> String {
-        let version = metadata_version(&self.metadata_location).map_or(0, |v| v + 1);
-        metadata_location(metadata, version)
-    }
-
-    /// Writes `metadata` at `location` as the next version, not yet visible.
-    pub(crate) fn stage_metadata_at(
-        &self,
-        metadata: TableMetadata,
-        location: String,
-    ) -> Result<PendingCommit> {
-        let bytes = bridge::metadata_to_json(&metadata, &self.geo_fields)?;
-        self.storage().write_new(&location, bytes)?;
-        Ok(PendingCommit {
-            base: self.clone(),
-            location,
-            metadata,
-        })
-    }
 }
 
-fn metadata_location(metadata: &TableMetadata, version: u64) -> String {
+pub(crate) fn metadata_location(metadata: &TableMetadata, version: u64) -> String {
     join(
         &join(metadata.location(), "metadata"),
         &format!("{version:05}-{}.metadata.json", uuid::Uuid::new_v4()),
@@ -326,7 +298,7 @@ pub(crate) fn write_metadata(
     Ok(location)
 }
 
-fn metadata_version(location: &str) -> Option<u64> {
+pub(crate) fn metadata_version(location: &str) -> Option<u64> {
     let name = location.rsplit('/').next()?;
     name.split('-').next()?.parse().ok()
 }

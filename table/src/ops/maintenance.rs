@@ -8,6 +8,7 @@ use iceberg::spec::{ManifestFile, TableMetadata, TableMetadataBuilder};
 
 use crate::error::{Error, Result};
 use crate::manifest::{all_paths, read_entries, read_manifest_list};
+use crate::snapshot::PendingCommit;
 use crate::storage::{Storage, parse_location};
 use crate::table::Table;
 
@@ -99,7 +100,7 @@ impl Table {
         .remove_snapshots(&expired)
         .build()?
         .metadata;
-        let table = self.stage_metadata(next)?.commit()?;
+        let table = PendingCommit::stage(self, next)?.commit()?;
 
         let mut report = ExpireReport {
             expired_snapshots: expired,

@@ -15,8 +15,9 @@ use std::time::Instant;
 use iceberg::spec::{Operation, TableMetadata};
 
 use super::SnapshotProducer;
+use crate::bridge;
 use crate::error::{Error, Result};
-use crate::table::Table;
+use crate::table::{Table, metadata_location, metadata_version};
 
 /// A new table version whose files are all written but which no reader can see yet.
 ///
@@ -25,12 +26,33 @@ use crate::table::Table;
 #[derive(Debug)]
 #[must_use = "nothing is visible until commit() swaps the catalog pointer"]
 pub struct PendingCommit {
-    pub(crate) base: Table,
-    pub(crate) location: String,
-    pub(crate) metadata: TableMetadata,
+    base: Table,
+    location: String,
+    metadata: TableMetadata,
 }
 
 impl PendingCommit {
+    /// Writes `metadata` as the next metadata version of `base`, not yet visible.
+    pub(crate) fn stage(base: &Table, metadata: TableMetadata) -> Result<PendingCommit> {
+        let location = next_metadata_location(base, &metadata);
+        PendingCommit::stage_at(base, metadata, location)
+    }
+
+    /// Writes `metadata` at `location` as the next version of `base`, not yet visible.
+    pub(crate) fn stage_at(
+        base: &Table,
+        metadata: TableMetadata,
+        location: String,
+    ) -> Result<PendingCommit> {
+        let bytes = bridge::metadata_to_json(&metadata, base.geo_fields())?;
+        base.storage().write_new(&location, bytes)?;
+        Ok(PendingCommit {
+            base: base.clone(),
+            location,
+            metadata,
+        })
+    }
+
     /// Location of the staged metadata file.
     pub fn metadata_location(&self) -> &str {
         &self.location
@@ -83,6 +105,13 @@ impl PendingCommit {
     fn into_table(self) -> Table {
         self.base.next_version(self.location, self.metadata)
     }
+}
+
+/// Where the next metadata version of `base` goes:
+/// `<table>/metadata/<version:05>-<uuid>.metadata.json` (the Java naming).
+pub(crate) fn next_metadata_location(base: &Table, metadata: &TableMetadata) -> String {
+    let version = metadata_version(base.metadata_location()).map_or(0, |v| v + 1);
+    metadata_location(metadata, version)
 }
 
 /// An operation that commits one snapshot: what [`commit_with_retry`] re-applies on newer

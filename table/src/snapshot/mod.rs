@@ -272,9 +272,9 @@ impl<'a> SnapshotProducer<'a> {
             builder = builder.set_properties(self.properties.clone())?;
         }
         let metadata = builder.build()?.metadata;
-        let location = table.next_metadata_location(&metadata);
+        let location = commit::next_metadata_location(table, &metadata);
         self.written.push(location.clone());
-        table.stage_metadata_at(metadata, location)
+        PendingCommit::stage_at(table, metadata, location)
     }
 
     /// Files this attempt wrote (manifests, manifest list, metadata).

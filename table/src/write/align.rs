@@ -94,7 +94,7 @@ impl BatchAligner {
                 .position(|c| c.field.name == cell.column && c.geo.is_some())
                 .ok_or_else(|| bad(format!("{:?} names no geometry column", cell.column)))?;
             let name = cell.cell_column();
-            let curve = cell.curve()?;
+            let curve = cell.curve(HILBERT_CELL_PROPERTY)?;
             let c = columns
                 .iter_mut()
                 .find(|c| c.field.name == name && c.ty == PrimitiveType::Long)
