@@ -293,15 +293,13 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
-        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geometry { crs }),
-        Just(ColumnType::Geography {
-            crs: None,
-            algorithm: None
-        }),
-        (crs, prop::option::of(algorithm)).prop_map(|(crs, algorithm)| ColumnType::Geography {
-            crs: Some(crs),
-            algorithm
-        }),
+        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geo(match crs {
+            None => geoberg_crs::ColumnType::GeometryWithoutCrs,
+            Some(crs) => geoberg_crs::ColumnType::Geometry { crs },
+        })),
+        (crs, algorithm).prop_map(|(crs, edges)| ColumnType::Geo(
+            geoberg_crs::ColumnType::Geography { crs, edges }
+        )),
     ]
 }
 

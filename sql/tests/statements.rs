@@ -147,16 +147,16 @@ fn requests_hold_the_parsed_values() {
     assert!(c.if_not_exists);
     assert_eq!(
         c.columns[2].data_type,
-        ColumnType::Geometry {
-            crs: Some(Crs::Srid(4326))
-        }
+        ColumnType::Geo(geoberg_crs::ColumnType::Geometry {
+            crs: Crs::Srid(4326)
+        })
     );
     assert_eq!(
         c.columns[3].data_type,
-        ColumnType::Geography {
-            crs: Some(Crs::Srid(4326)),
-            algorithm: Some(EdgeAlgorithm::Vincenty)
-        }
+        ColumnType::Geo(geoberg_crs::ColumnType::Geography {
+            crs: Crs::Srid(4326),
+            edges: EdgeAlgorithm::Vincenty
+        })
     );
     assert_eq!(
         c.partitioning,

@@ -276,25 +276,18 @@ impl Evaluator<'_> {
 
     fn stats<'f>(&self, file: &'f DataFile, column: &str) -> Result<Stats<'f>> {
         let schema = self.table.metadata().current_schema();
-        let field = schema.field_by_name(column).ok_or_else(|| {
-            let names: Vec<&str> = schema
-                .as_struct()
-                .fields()
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect();
-            Error::Schema(format!(
-                "the WHERE condition names column {column:?}, which table {} does not have; \
-                 columns are: {}",
-                self.table.ident(),
-                names.join(", ")
-            ))
-        })?;
+        let field = schema
+            .field_by_name(column)
+            .ok_or_else(|| self.table.no_such_column(column))?;
         let ty = field
             .field_type
             .as_primitive_type()
             .cloned()
-            .ok_or_else(|| Error::Schema(format!("column {column:?} is not a primitive column")))?;
+            .ok_or_else(|| Error::WrongColumnType {
+                column: column.to_string(),
+                found: field.field_type.to_string(),
+                expected: "a primitive column for a WHERE comparison".into(),
+            })?;
         let id = field.id;
         Ok(Stats {
             ty,

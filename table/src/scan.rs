@@ -369,10 +369,7 @@ impl<'a> Scan<'a> {
                 .filter(|c| !(lineage.is_some() && is_lineage_name(c)))
                 .map(|c| match arrow_schema.index_of(c) {
                     Ok(i) if !is_stored(i) => Ok(i),
-                    _ => Err(Error::Schema(format!(
-                        "no column {c:?} in table {}",
-                        self.table.ident()
-                    ))),
+                    _ => Err(self.table.no_such_column(c)),
                 })
                 .collect::<Result<_>>()?,
         };

@@ -137,12 +137,14 @@ impl DataType {
             Sql::TimestampNtz => DataType::Timestamp,
             Sql::String => DataType::String,
             Sql::Binary => DataType::Binary,
-            Sql::Geometry { crs: None } => DataType::LEGACY_GEOMETRY,
-            Sql::Geometry { crs: Some(crs) } => DataType::geometry(srid_of(crs)?),
-            Sql::Geography { crs, algorithm } => DataType::Geo(ColumnType::Geography {
-                crs: crs_for_srid(srid_of(crs.as_ref().unwrap_or(&Crs::OgcCrs84))?),
-                edges: algorithm.unwrap_or_default(),
-            }),
+            Sql::Geo(ColumnType::GeometryWithoutCrs) => DataType::LEGACY_GEOMETRY,
+            Sql::Geo(ColumnType::Geometry { crs }) => DataType::geometry(srid_of(crs)?),
+            Sql::Geo(ColumnType::Geography { crs, edges }) => {
+                DataType::Geo(ColumnType::Geography {
+                    crs: crs_for_srid(srid_of(crs)?),
+                    edges: *edges,
+                })
+            }
             Sql::Decimal { .. } | Sql::Uuid => {
                 return Err(Error::WrongColumnType {
                     column: column.to_string(),
