@@ -259,6 +259,16 @@ pub enum ErrorKind {
         num_rows: u64,
     },
 
+    /// An empty vector given to the writer: a data file without deletes gets no vector.
+    #[error(
+        "deletion vector for '{referenced_data_file}' deletes no rows: write no vector for a \
+         file without deletes (pyiceberg 0.12 cannot read an empty one)"
+    )]
+    EmptyDeletionVector {
+        /// The data file it was meant for.
+        referenced_data_file: String,
+    },
+
     /// A blob of another type where a deletion vector was expected.
     #[error("blob type '{found}' is not deletion-vector-v1")]
     NotADeletionVector {

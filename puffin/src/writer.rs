@@ -131,12 +131,19 @@ impl<W: Write> PuffinWriter<W> {
     /// Appends the `deletion-vector-v1` blob of `vector` for `referenced_data_file`, with the
     /// fields and properties Iceberg Java writes (`_pos`, `referenced-data-file`, `cardinality`,
     /// snapshot id and sequence number -1). One vector per data file: merge a new delete into
-    /// the file's previous vector ([`DeletionVector::union_with`]) before writing it.
+    /// the file's previous vector ([`DeletionVector::union_with`]) before writing it. An empty
+    /// vector is refused: a file without deletes gets none (and pyiceberg 0.12 fails on one).
     pub fn add_deletion_vector(
         &mut self,
         referenced_data_file: &str,
         vector: &DeletionVector,
     ) -> Result<DeletionVectorEntry> {
+        if vector.is_empty() {
+            return Err(ErrorKind::EmptyDeletionVector {
+                referenced_data_file: referenced_data_file.to_string(),
+            }
+            .into());
+        }
         let data = vector.to_blob()?;
         let cardinality = vector.len();
         let blob = self.add_blob(Blob {
