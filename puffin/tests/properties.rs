@@ -15,7 +15,12 @@ fn cases(default: u32) -> ProptestConfig {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default);
-    ProptestConfig::with_cases(cases)
+    ProptestConfig {
+        // Integration tests have no source file to persist regressions beside; a failure prints
+        // its minimal case instead.
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(cases)
+    }
 }
 
 /// Position sets that exercise every Roaring container kind and the 64-bit buckets: single
