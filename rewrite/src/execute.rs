@@ -47,6 +47,13 @@ pub struct RewriteOutcome {
     pub result: RewriteResult,
     /// Bytes that went through spill runs (0 when everything fit in the budget).
     pub spilled_bytes: u64,
+    /// The most bytes of routed rows held in memory at once while the inputs were read (the
+    /// Arrow memory size of the buffered pieces, the largest over partitions). The router spills
+    /// before it would pass the budget's routing share (`max_memory_bytes` less what the chunks
+    /// being written may read back), so this never exceeds `max_memory_bytes`. Not counted: the
+    /// chunk being sorted and written (sized by the plan from samples) and reader/writer buffers.
+    #[serde(default)]
+    pub peak_buffered_bytes: u64,
 }
 
 /// Rayon pool with the configured number of threads.
@@ -98,9 +105,9 @@ pub fn execute_tasks(
     }
     let written = Mutex::new(Vec::<String>::new());
     let pool = thread_pool(&plan.options)?;
-    let run = || -> Result<(Vec<OutputFile>, u64), RewriteError> {
+    let run = || -> Result<(Vec<OutputFile>, u64, u64), RewriteError> {
         let mut added = Vec::new();
-        let mut spilled = 0;
+        let (mut spilled, mut peak) = (0, 0);
         for p in 0..plan.partitions.len() {
             let tasks: Vec<usize> = task_ids
                 .iter()
@@ -110,14 +117,16 @@ pub fn execute_tasks(
             if tasks.is_empty() {
                 continue;
             }
-            let (files, s) = pool.install(|| run_partition(plan, p, &tasks, storage, &written))?;
+            let (files, s, k) =
+                pool.install(|| run_partition(plan, p, &tasks, storage, &written))?;
             added.extend(files);
             spilled += s;
+            peak = peak.max(k);
         }
-        Ok((added, spilled))
+        Ok((added, spilled, peak))
     };
     match run() {
-        Ok((added, spilled_bytes)) => {
+        Ok((added, spilled_bytes, peak_buffered_bytes)) => {
             let mut partitions: Vec<usize> =
                 task_ids.iter().map(|&t| plan.tasks[t].partition).collect();
             partitions.sort_unstable();
@@ -143,6 +152,7 @@ pub fn execute_tasks(
                 rewritten,
                 result,
                 spilled_bytes,
+                peak_buffered_bytes,
             })
         }
         Err(e) => {
@@ -214,7 +224,7 @@ fn run_partition(
     tasks: &[usize],
     storage: &dyn RewriteStorage,
     written: &Mutex<Vec<String>>,
-) -> Result<(Vec<OutputFile>, u64), RewriteError> {
+) -> Result<(Vec<OutputFile>, u64, u64), RewriteError> {
     let part = &plan.partitions[partition];
     let options = &plan.options;
     let curve = crate::plan::hilbert_curve(&plan.curve)?;
@@ -228,7 +238,7 @@ fn run_partition(
         .map(|&i| Source::open(storage, &plan.inputs[i].location, column).map(|s| (i, s)))
         .collect::<Result<_, _>>()?;
     let Some((first_input, first)) = sources.first() else {
-        return Ok((Vec::new(), 0));
+        return Ok((Vec::new(), 0, 0));
     };
     // v3 row lineage: inputs are compared and written on their data columns, and every output
     // file gets `_row_id` and `_last_updated_sequence_number` (inputs differ in whether they
@@ -412,7 +422,7 @@ fn run_partition(
         files.extend(r?);
     }
     files.sort_by_key(|f| (f.task, f.key_range.first));
-    Ok((files, router.spilled_bytes()))
+    Ok((files, router.spilled_bytes(), router.peak_buffered_bytes()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -558,6 +568,7 @@ fn write_task(
         order.sort();
         let data: Vec<&RecordBatch> = data.iter().collect();
         let mut indices = Vec::with_capacity(config.row_group_rows.min(order.len()));
+        let mut keys = Vec::with_capacity(config.row_group_rows.min(order.len()));
         for rows in order.chunks(config.row_group_rows) {
             indices.clear();
             indices.extend(
@@ -566,8 +577,9 @@ fn write_task(
             );
             let sorted = interleave_record_batch(&data, &indices)
                 .map_err(|e| RewriteError::arrow("gathering sorted rows", e))?;
-            let last = rows.last().expect("chunks are non-empty").0;
-            writer.write(&sorted, rows[0].0, last)?;
+            keys.clear();
+            keys.extend(rows.iter().map(|&(k, _)| k));
+            writer.write(&sorted, &keys)?;
         }
     }
     writer.close_current()?;

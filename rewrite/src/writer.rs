@@ -114,6 +114,8 @@ struct OpenFile {
     first_key: u64,
     last_key: u64,
     rows: u64,
+    /// Reached the roll size: closed at the next key change.
+    full: bool,
 }
 
 /// Writes sorted batches, one row group each, starting a new file when the current one reaches
@@ -148,16 +150,36 @@ impl<'a> RollingWriter<'a> {
         }
     }
 
-    /// Appends sorted rows whose keys are `first_key..=last_key`.
-    pub fn write(
-        &mut self,
-        batch: &RecordBatch,
-        first_key: u64,
-        last_key: u64,
-    ) -> Result<(), RewriteError> {
-        if batch.num_rows() == 0 {
-            return Ok(());
+    /// Appends sorted rows; `keys` are their keys, ascending and continuing those written before.
+    ///
+    /// A file that reached the roll size is closed only where the key changes: rows that share
+    /// its last key still go into it, so that no key spans two files and the files of a task
+    /// have disjoint key ranges.
+    pub fn write(&mut self, batch: &RecordBatch, keys: &[u64]) -> Result<(), RewriteError> {
+        debug_assert_eq!(batch.num_rows(), keys.len());
+        let mut batch = batch.clone();
+        let mut keys = keys;
+        if let Some(f) = self.current.as_ref().filter(|f| f.full) {
+            let same = keys.partition_point(|&k| k <= f.last_key);
+            if same > 0 {
+                self.append(&batch.slice(0, same), &keys[..same])?;
+            }
+            if same == keys.len() {
+                return Ok(());
+            }
+            self.close_current()?;
+            batch = batch.slice(same, keys.len() - same);
+            keys = &keys[same..];
         }
+        self.append(&batch, keys)
+    }
+
+    /// Writes `batch` as a row group of the open file (opening one first if none is), and
+    /// marks the file full once it reaches the roll size.
+    fn append(&mut self, batch: &RecordBatch, keys: &[u64]) -> Result<(), RewriteError> {
+        let (Some(&first_key), Some(&last_key)) = (keys.first(), keys.last()) else {
+            return Ok(());
+        };
         if self.current.is_none() {
             let (path, file) = (self.next_file)()?;
             let writer = SerializedFileWriter::new(
@@ -176,6 +198,7 @@ impl<'a> RollingWriter<'a> {
                 first_key,
                 last_key,
                 rows: 0,
+                full: false,
             });
         }
         let f = self.current.as_mut().expect("file was just opened");
@@ -195,10 +218,7 @@ impl<'a> RollingWriter<'a> {
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         f.last_key = last_key;
         f.rows += batch.num_rows() as u64;
-        let size = f.writer.bytes_written() as u64;
-        if size >= self.config.roll_bytes {
-            self.close_current()?;
-        }
+        f.full = f.writer.bytes_written() as u64 >= self.config.roll_bytes;
         Ok(())
     }
 
