@@ -231,7 +231,8 @@ fn write_inputs(dir: &Path, case: &Case) -> (Vec<InputFile>, Generated) {
         w.close().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         inputs.push(
-            InputFile::new(path.display().to_string(), size, spec.rows.len() as u64).with_partition(spec.partition),
+            InputFile::new(path.display().to_string(), size, spec.rows.len() as u64)
+                .with_partition(spec.partition),
         );
         for ((id, r), g) in ids.iter().zip(&spec.rows).zip(wkb) {
             let tuple = (*id, g, r.name.clone(), r.value.map(f64::to_bits));
@@ -376,9 +377,7 @@ fn check(case: &Case) -> Result<(RewritePlan, RewriteOutcome), TestCaseError> {
         if let Some(w) = keys.windows(2).find(|w| w[0] >= w[1]) {
             return Err(TestCaseError::fail(format!(
                 "rows not sorted by (key, input order) in {}: {:?} then {:?}",
-                f.location,
-                w[0],
-                w[1]
+                f.location, w[0], w[1]
             )));
         }
         let (first, last) = (keys[0].0, keys[keys.len() - 1].0);
