@@ -150,10 +150,10 @@ impl<'a> SnapshotProducer<'a> {
             for f in &files {
                 summary.added(f, &spec);
             }
-            let seq = md.next_sequence_number();
+            // ADDED entries of a delete manifest; their sequence number is the snapshot's.
             let m = self.write_manifest(&mem, spec_id, ManifestContentType::Deletes, |w| {
                 for f in files {
-                    w.add_delete_file(f, seq, Some(seq))?;
+                    w.add_file(f, -1)?;
                 }
                 Ok(())
             })?;
@@ -217,6 +217,7 @@ impl<'a> SnapshotProducer<'a> {
                     match e.status() {
                         // Old tombstones are dropped, as Java does when it rewrites a manifest.
                         ManifestStatus::Deleted => {}
+                        // `add_delete_file` writes a DELETED entry (of a data or a delete file).
                         _ if removed.contains(e.file_path()) => {
                             removed_here.push(file.clone());
                             w.add_delete_file(file, data_seq, Some(file_seq))?;
