@@ -75,6 +75,14 @@ pub enum Error {
         /// What the operation needs (and how to get it, where there is a way).
         expected: String,
     },
+    /// Something the table holds or asks for that geoberg does not do yet.
+    #[error("not supported: {what}; {fix}")]
+    Unsupported {
+        /// What was asked for or found.
+        what: String,
+        /// What to do instead.
+        fix: String,
+    },
     /// A schema that cannot become an Iceberg table schema.
     #[error("invalid schema: {0}")]
     Schema(String),

@@ -331,7 +331,7 @@ impl Stats<'_> {
 
 /// A WHERE literal as a value of the column's type; a literal that cannot be one fails with
 /// the column, its type and the value.
-fn datum(column: &str, ty: &PrimitiveType, value: &Literal) -> Result<Datum> {
+pub(crate) fn datum(column: &str, ty: &PrimitiveType, value: &Literal) -> Result<Datum> {
     use PrimitiveType as P;
     let bad = |why: &str| {
         Error::InvalidData(format!(

@@ -82,19 +82,10 @@ impl Table {
         Ok(self.derived().insert(&key, built))
     }
 
-    /// Data manifests of the current snapshot; delete manifests are an error (not applied yet).
+    /// Data manifests of the current snapshot (delete manifests are read by the delete index).
     pub(crate) fn data_manifests(&self) -> Result<Vec<ManifestFile>> {
-        let manifests = self.manifests()?;
-        if let Some(m) = manifests
-            .iter()
-            .find(|m| m.content != ManifestContentType::Data)
-        {
-            return Err(Error::corrupt(
-                &m.manifest_path,
-                "the table has delete files, which this reader does not apply yet; compact the \
-                 table (rewrite_data_files) before reading it here",
-            ));
-        }
+        let mut manifests = self.manifests()?;
+        manifests.retain(|m| m.content == ManifestContentType::Data);
         Ok(manifests)
     }
 

@@ -80,6 +80,7 @@ mod catalog;
 mod create;
 mod data_file;
 mod ddl;
+mod deletes;
 mod error;
 mod faults;
 mod file_filter;
@@ -91,6 +92,7 @@ mod metrics;
 mod ops;
 mod properties;
 mod refine;
+mod row_filter;
 mod scan;
 mod schema;
 mod snapshot;
@@ -128,7 +130,8 @@ pub use properties::{
     LEGACY_GEOMETRY_PROPERTY, ROW_GROUP_ROWS_PROPERTY, SPATIAL_INDEX_PROPERTY_PREFIX,
     TARGET_FILE_SIZE_PROPERTY, TableProperties,
 };
-pub use scan::{Scan, ScanExplain, ScanPlan};
+pub use row_filter::RowFilter;
+pub use scan::{FILE_COLUMN, POS_COLUMN, Scan, ScanExplain, ScanPlan};
 pub use schema::{BBOX_COLUMN_NAMES, Column, DataType, PartitionField};
 pub use snapshot::PendingCommit;
 pub use spatial_index::{HILBERT_CELL_SUFFIX, HilbertCell, SpatialIndex};

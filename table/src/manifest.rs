@@ -61,10 +61,10 @@ pub(crate) fn read_manifest(storage: &Storage, m: &ManifestFile) -> Result<Vec<M
 pub(crate) fn fetch_and_decode<T: Send>(
     storage: &Storage,
     locations: &[&str],
-    decode: impl Fn(&str, Bytes) -> Result<T> + Sync,
+    decode: impl Fn(usize, &str, Bytes) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(locations.len());
-    for window in locations.chunks(FETCH_WINDOW) {
+    for (w, window) in locations.chunks(FETCH_WINDOW).enumerate() {
         let fetches = window
             .iter()
             .map(|l| storage.object_store(l).map(|(s, p)| (l.to_string(), s, p)))
@@ -75,7 +75,8 @@ pub(crate) fn fetch_and_decode<T: Send>(
         .map_err(|(l, e)| Error::storage(l, e))?;
         let decoded: Vec<T> = fetched
             .into_par_iter()
-            .map(|(l, b)| decode(&l, b))
+            .enumerate()
+            .map(|(i, (l, b))| decode(w * FETCH_WINDOW + i, &l, b))
             .collect::<Result<_>>()?;
         out.extend(decoded);
     }
@@ -98,6 +99,9 @@ pub(crate) struct ColumnStats {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) status: i32,
+    /// The data sequence number: as written, or (through [`read_entries_map`]) inherited from
+    /// the manifest when the entry has none.
+    pub(crate) sequence_number: Option<i64>,
     pub(crate) content: i32,
     pub(crate) path: String,
     pub(crate) record_count: u64,
@@ -130,9 +134,17 @@ pub(crate) fn read_entries_map<T: Send>(
     f: impl Fn(Entry) -> Option<T> + Sync,
 ) -> Result<Vec<T>> {
     let locations: Vec<&str> = manifests.iter().map(|m| m.manifest_path.as_str()).collect();
-    let per_manifest: Vec<Vec<T>> = fetch_and_decode(storage, &locations, |location, bytes| {
+    let per_manifest: Vec<Vec<T>> = fetch_and_decode(storage, &locations, |i, location, bytes| {
+        let inherited = manifests[i].sequence_number;
         let entries = decode_manifest(&bytes, location, field_ids)?;
-        Ok(entries.into_iter().filter_map(&f).collect())
+        Ok(entries
+            .into_iter()
+            .map(|mut e| {
+                e.sequence_number.get_or_insert(inherited);
+                e
+            })
+            .filter_map(&f)
+            .collect())
     })?;
     let mut out = Vec::with_capacity(per_manifest.iter().map(Vec::len).sum());
     for part in per_manifest {
@@ -167,6 +179,7 @@ pub(crate) fn decode_manifest(
 enum Slot {
     Skip,
     Status,
+    SequenceNumber,
     DataFile,
     Content,
     Path,
@@ -199,7 +212,11 @@ fn decode_fast(bytes: &[u8], field_ids: &[i32]) -> std::result::Result<Vec<Entry
     let bad = |m: &str| ReadError::Corrupt(format!("manifest entry schema: {m}"));
     let entry_slots = slots(
         &schema,
-        &[("status", Slot::Status), ("data_file", Slot::DataFile)],
+        &[
+            ("status", Slot::Status),
+            ("sequence_number", Slot::SequenceNumber),
+            ("data_file", Slot::DataFile),
+        ],
     );
     let data_file = schema
         .field("data_file")
@@ -240,6 +257,7 @@ fn decode_fast(bytes: &[u8], field_ids: &[i32]) -> std::result::Result<Vec<Entry
         for _ in 0..count {
             let mut e = Entry {
                 status: 0,
+                sequence_number: None,
                 content: 0,
                 path: String::new(),
                 record_count: 0,
@@ -249,6 +267,7 @@ fn decode_fast(bytes: &[u8], field_ids: &[i32]) -> std::result::Result<Vec<Entry
             for ((_, ty), slot) in entry_fields.iter().zip(&entry_slots) {
                 match slot {
                     Slot::Status => e.status = read_int(&mut c, ty)?.unwrap_or(0),
+                    Slot::SequenceNumber => e.sequence_number = read_long(&mut c, ty)?,
                     Slot::DataFile => {
                         for ((_, ty), slot) in file_fields.iter().zip(&file_slots) {
                             read_file_field(&mut c, ty, *slot, field_ids, &mut e)?;
@@ -305,7 +324,7 @@ fn read_file_field(
         Slot::ValueCounts | Slot::NullCounts | Slot::Lower | Slot::Upper => {
             read_column_map(c, ty, slot, field_ids, e)?;
         }
-        Slot::Skip | Slot::Status | Slot::DataFile => c.skip(ty)?,
+        Slot::Skip | Slot::Status | Slot::SequenceNumber | Slot::DataFile => c.skip(ty)?,
     }
     Ok(())
 }
@@ -381,6 +400,7 @@ fn decode_with_iceberg(bytes: &[u8], location: &str, field_ids: &[i32]) -> Resul
         .map(|e| {
             let f = e.data_file();
             Entry {
+                sequence_number: e.sequence_number(),
                 status: match e.status() {
                     ManifestStatus::Existing => 0,
                     ManifestStatus::Added => 1,

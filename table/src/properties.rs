@@ -38,7 +38,48 @@ pub const HILBERT_CELL_PROPERTY: &str = "geoberg.partition.hilbert-cell";
 /// `hilbert(...)` reuse it, so compactions keep the clustering.
 pub const SPATIAL_INDEX_PROPERTY_PREFIX: &str = "geoberg.spatial-index.";
 
+/// `write.delete.mode`: how DELETE writes (`copy-on-write`, the default, or `merge-on-read`).
+pub const DELETE_MODE_PROPERTY: &str = "write.delete.mode";
+/// `write.update.mode`: how UPDATE writes.
+pub const UPDATE_MODE_PROPERTY: &str = "write.update.mode";
+/// `write.merge.mode`: how MERGE writes.
+pub const MERGE_MODE_PROPERTY: &str = "write.merge.mode";
+
 const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// How a row-level change is written (Iceberg's `write.{delete,update,merge}.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowChangeMode {
+    /// Rewrite each affected data file without the deleted rows (and with the updated ones):
+    /// slower writes, no work for readers. Iceberg's default.
+    #[default]
+    CopyOnWrite,
+    /// Record the deleted rows (v3: deletion vectors; v2: position delete files), append the
+    /// updated ones: fast writes, readers apply the deletes until a compaction.
+    MergeOnRead,
+}
+
+impl RowChangeMode {
+    /// `copy-on-write` or `merge-on-read`, as the property is spelled.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowChangeMode::CopyOnWrite => "copy-on-write",
+            RowChangeMode::MergeOnRead => "merge-on-read",
+        }
+    }
+
+    fn parse(key: &str, value: &str) -> Result<RowChangeMode> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "copy-on-write" => Ok(RowChangeMode::CopyOnWrite),
+            "merge-on-read" => Ok(RowChangeMode::MergeOnRead),
+            _ => Err(Error::InvalidProperty {
+                key: key.to_string(),
+                value: value.to_string(),
+                reason: "expected copy-on-write or merge-on-read".into(),
+            }),
+        }
+    }
+}
 
 /// How a commit that lost the race to another writer is retried (Iceberg's `commit.retry.*`):
 /// jittered exponential backoff from `min_wait` to `max_wait`, at most `num_retries` times, and
@@ -97,6 +138,12 @@ pub struct TableProperties {
     pub legacy_geometry_field_ids: Vec<i32>,
     /// `geoberg.spatial-index.<column>`, sorted by column.
     pub spatial_indexes: Vec<SpatialIndex>,
+    /// `write.delete.mode`.
+    pub delete_mode: RowChangeMode,
+    /// `write.update.mode`.
+    pub update_mode: RowChangeMode,
+    /// `write.merge.mode`.
+    pub merge_mode: RowChangeMode,
 }
 
 impl TableProperties {
@@ -152,7 +199,13 @@ impl TableProperties {
             })
             .collect::<Result<_>>()?;
         spatial_indexes.sort_by(|a, b| a.column.cmp(&b.column));
+        let mode = |key: &'static str| {
+            get(key).map_or(Ok(RowChangeMode::default()), |(k, v)| RowChangeMode::parse(k, v))
+        };
         Ok(TableProperties {
+            delete_mode: mode(DELETE_MODE_PROPERTY)?,
+            update_mode: mode(UPDATE_MODE_PROPERTY)?,
+            merge_mode: mode(MERGE_MODE_PROPERTY)?,
             commit_retry,
             target_file_size_bytes,
             row_group_rows,
@@ -217,6 +270,7 @@ mod tests {
             (TARGET_FILE_SIZE_PROPERTY, "0"),
             (ROW_GROUP_ROWS_PROPERTY, "lots"),
             (LEGACY_GEOMETRY_PROPERTY, "3,x"),
+            (DELETE_MODE_PROPERTY, "merge-on-write"),
         ] {
             let e = TableProperties::parse(&props(&[(k, v)])).unwrap_err();
             let msg = e.to_string();

@@ -169,7 +169,7 @@ impl<'a> SnapshotProducer<'a> {
             vec![Vec::new(); current.len()]
         } else {
             let locations: Vec<&str> = current.iter().map(|m| m.manifest_path.as_str()).collect();
-            fetch_and_decode(table.storage(), &locations, |location, bytes| {
+            fetch_and_decode(table.storage(), &locations, |_, location, bytes| {
                 Ok(decode_manifest(&bytes, location, &[])?
                     .into_iter()
                     .filter(|e| e.is_live() && removed.contains(&e.path))
