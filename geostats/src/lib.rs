@@ -45,6 +45,8 @@ mod bbox_column_bounds;
 mod error;
 mod extent;
 mod geospatial_bounds;
+mod lon_cover;
+mod spherical_bounds;
 mod wkb_bbox;
 mod wkb_scan;
 
@@ -57,5 +59,6 @@ pub use error::GeostatsError;
 pub use geospatial_bounds::{
     GeoKind, GeospatialBound, bounds_of_bbox, decode_geospatial_bounds, encode_geospatial_bounds,
 };
+pub use spherical_bounds::MARGIN_DEG;
 pub use wkb_bbox::{WkbInfo, bbox_of_wkb, geography_bbox_of_wkb, wkb_info};
 pub use wkb_scan::MAX_NESTING_DEPTH;
