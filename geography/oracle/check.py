@@ -145,8 +145,8 @@ def main():
             g = spherely_geog(w)
             if g is not None:
                 out.append((w, g))
-        for _ in range(points_too):
-            c = center(rng)
+        fixed = [(0.0, 90.0), (0.0, -90.0), (180.0, 0.0), (-180.0, 45.0)] if points_too else []
+        for c in fixed + [center(rng) for _ in range(points_too)]:
             out.append((wkb_point(c), spherely.from_wkb(wkb_point(c))))
         return out
 

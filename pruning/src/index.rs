@@ -247,7 +247,7 @@ impl<T: Bounded> FileIndex<T> {
             _ => return self.plan_linear(filter),
         };
         let mut candidates: Vec<u32> = Vec::new();
-        for x in query.x.pieces() {
+        for x in query.x.pieces(self.rules.surface()) {
             let env = envelope((x.min, x.max), (query.y.min, query.y.max));
             candidates.extend(
                 self.tree
