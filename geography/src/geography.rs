@@ -336,13 +336,17 @@ impl Geography {
     }
 }
 
-/// Whether two geography boxes (X may wrap, ±180 one meridian) share a point.
+/// Whether two geography boxes (X may wrap, ±180 one meridian, a box at a pole spans every
+/// longitude) share a point.
 pub(crate) fn boxes_meet(a: &BBox, b: &BBox) -> bool {
     if a.max_y < b.min_y || b.max_y < a.min_y {
         return false;
     }
     let arc = |m: &BBox| {
-        if m.min_x <= m.max_x {
+        if m.max_y >= 90.0 || m.min_y <= -90.0 {
+            // A box reaching a pole holds the point where every meridian meets.
+            (-180.0, 180.0)
+        } else if m.min_x <= m.max_x {
             (m.min_x, m.max_x)
         } else {
             (m.min_x, m.max_x + 360.0)

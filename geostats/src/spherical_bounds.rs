@@ -12,7 +12,9 @@
 //! Longitude: every chain (line string or ring) sweeps the shorter way between consecutive
 //! vertices; the value's X range is the smallest interval covering its chains and points
 //! ([`crate::lon_cover`]), wrapping the antimeridian (`min_x > max_x`) when that is narrower.
-//! Anything that reaches a pole, and every polygon that contains one, spans every longitude.
+//! A line or ring that reaches a pole, and every polygon that contains one, spans every
+//! longitude (S2's polar closure); a point at a pole is boxed as itself, as S2-based writers store
+//! it, so a reader must treat a box reaching latitude ±90 as spanning every longitude.
 //!
 //! Polygons are read as s2geography reads WKB without orientation (`oriented = false`): each ring
 //! is normalized to the side of smaller area (`S2Loop::Normalize`), and a point is inside when an
@@ -204,10 +206,10 @@ impl SphericalBounder {
     fn point(&mut self, x: f64, y: f64) {
         if let Some((lon, lat)) = clean(x, y) {
             self.seen = true;
+            // A point is boxed as itself, also at a pole (where its longitude means nothing):
+            // what S2-based writers store. Readers treat a box that reaches a pole as spanning
+            // every longitude (`geoberg-pruning` does).
             self.add_lat(lat, lat);
-            if lat.abs() == 90.0 {
-                self.full_lon = true;
-            }
             self.arcs.push(Arc { lo: lon, hi: lon });
         }
     }

@@ -53,8 +53,10 @@ pub fn wkb_info(wkb: &[u8]) -> Result<WkbInfo, GeostatsError> {
 ///   `S2LatLngRectBounder` computes it, with a margin of a few ulp; a polygon that contains a
 ///   pole reaches it. Points and vertices are taken exactly.
 /// * Longitude: the smallest range covering the vertices and edges, wrapping the antimeridian
-///   (`min_x > max_x`) when that is narrower; every longitude when the value reaches or contains
-///   a pole, or an edge joins nearly opposite meridians.
+///   (`min_x > max_x`) when that is narrower; every longitude when a line or ring reaches a pole,
+///   a polygon contains one, or an edge joins nearly opposite meridians. A point at a pole keeps
+///   its own longitude (as S2-based writers store it): readers must treat any box that reaches
+///   latitude ±90 as spanning every longitude, as `geoberg-pruning` does.
 /// * Polygon rings are read as s2geography reads WKB (orientation does not matter: each ring
 ///   bounds the smaller of its two sides, holes by nesting).
 /// * Coordinates are placed on the sphere as S2 places them: NaN or infinite vertices are

@@ -131,9 +131,14 @@ fn table_of_spherical_boxes() {
             [-180.0, -5.0, -180.0, -5.0],
         ),
         (
-            "a pole point spans every longitude",
-            point(0.0, 90.0),
-            [-180.0, 90.0, 180.0, 90.0],
+            "a pole point is boxed as itself",
+            point(10.0, 90.0),
+            [10.0, 90.0, 10.0, 90.0],
+        ),
+        (
+            "a line to the pole spans every longitude",
+            line(&[(10.0, 80.0), (10.0, 90.0)]),
+            [-180.0, 80.0, 180.0, 90.0],
         ),
         (
             "ring round the North Pole",

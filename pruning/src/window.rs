@@ -107,6 +107,11 @@ pub(crate) fn in_geography_range(b: &BBox) -> bool {
         && lat.contains(&b.max_y)
 }
 
+/// Whether a geography box reaches latitude 90 or -90.
+pub(crate) fn reaches_pole(b: &BBox) -> bool {
+    b.max_y >= 90.0 || b.min_y <= -90.0
+}
+
 /// A closed range that is usable for comparison (no NaN, `min <= max`).
 fn usable(i: Option<Interval>) -> Option<Interval> {
     i.filter(|i| i.is_valid())
@@ -118,7 +123,13 @@ impl QueryBox {
         if b.min_x.is_nan() || b.max_x.is_nan() || !b.y().is_valid() {
             return Verdict::Invalid;
         }
-        let x = XRange::of(b.min_x, b.max_x);
+        // A box that reaches a pole holds a point where every meridian meets (writers box a
+        // point at the pole with whatever longitude it was given): every longitude.
+        let x = if self.surface == Surface::Sphere && reaches_pole(b) {
+            XRange::Plain(Interval::new(-180.0, 180.0))
+        } else {
+            XRange::of(b.min_x, b.max_x)
+        };
         let valid = match self.surface {
             Surface::Planar => matches!(x, XRange::Plain(_)),
             Surface::Sphere => in_geography_range(b),
