@@ -78,7 +78,7 @@ fn expected_rows_per_query() {
         ),
         (
             "a cap over the North Pole meets the arc through the pole",
-            polygon(&[cap.clone()]),
+            polygon(std::slice::from_ref(&cap)),
             intersects,
             vec!["line over the pole", "cap round the North Pole"],
         ),
