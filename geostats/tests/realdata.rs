@@ -81,7 +81,7 @@ fn vertices(wkb: &[u8], out: &mut Vec<(f64, f64)>) -> usize {
     let code = u32at(1);
     let dims = 2 + [0, 1, 1, 2][(code / 1000) as usize];
     let mut pos = 5;
-    let mut run = |pos: &mut usize, n: usize, out: &mut Vec<(f64, f64)>| {
+    let run = |pos: &mut usize, n: usize, out: &mut Vec<(f64, f64)>| {
         for _ in 0..n {
             out.push((f64at(*pos), f64at(*pos + 8)));
             *pos += 8 * dims;
