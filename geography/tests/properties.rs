@@ -123,7 +123,7 @@ proptest! {
         let g = Gnomonic::new(c);
         let projected: Vec<Coord<f64>> = r.iter().map(|&p| g.project(p).unwrap()).collect();
         let planar = Polygon::new(LineString::new(projected.clone()), vec![]);
-        let poly = geog(&polygon(&[r.clone()]));
+        let poly = geog(&polygon(std::slice::from_ref(&r)));
         let bbox = poly.bbox().unwrap();
         for p in ps {
             let q = geog(&point(p.0, p.1));
