@@ -41,8 +41,16 @@ impl Arc {
 
 /// The smallest range covering every arc (sorted in place), or `None` for no arcs.
 pub(crate) fn smallest_cover(arcs: &mut [Arc]) -> Option<LonRange> {
-    if arcs.is_empty() {
-        return None;
+    match arcs {
+        [] => return None,
+        // One arc (a point, one line or ring) covers itself.
+        [a] => {
+            return Some(LonRange {
+                min_x: a.lo,
+                max_x: a.hi,
+            });
+        }
+        _ => {}
     }
     arcs.sort_unstable_by(|a, b| a.lo.total_cmp(&b.lo));
     let n = arcs.len();

@@ -156,8 +156,7 @@ struct Chain {
     first_off_pole: Option<f64>,
     prev_off_pole: Option<f64>,
     winding: f64,
-    /// Rings: signed area of the fan of triangles (South Pole, A, B) over the edges.
-    fan_area: f64,
+
     touches_north: bool,
     touches_south: bool,
     /// Distinct vertices seen (1, 2, or 3 meaning "at least 3").
@@ -169,12 +168,16 @@ struct Chain {
 pub(crate) struct SphericalBounder {
     lat_min: f64,
     lat_max: f64,
+    /// The first arc, kept inline: most values have one (a point, a line, a ring).
+    first_arc: Option<Arc>,
     arcs: Vec<Arc>,
     full_lon: bool,
     chain: Option<Chain>,
     poles: Option<PoleParity>,
     /// Whether the next chain is a ring.
     pending_ring: bool,
+    /// The unit vectors of the ring being read (for its area, when its poles are in question).
+    ring: Vec<[f64; 3]>,
     seen: bool,
 }
 
@@ -191,11 +194,21 @@ impl SphericalBounder {
     pub fn reset(&mut self) {
         self.lat_min = f64::INFINITY;
         self.lat_max = f64::NEG_INFINITY;
+        self.first_arc = None;
         self.arcs.clear();
         self.full_lon = false;
         self.chain = None;
         self.poles = None;
+        self.ring.clear();
         self.seen = false;
+    }
+
+    fn push_arc(&mut self, a: Arc) {
+        if self.first_arc.is_none() {
+            self.first_arc = Some(a);
+        } else {
+            self.arcs.push(a);
+        }
     }
 
     fn add_lat(&mut self, lo: f64, hi: f64) {
@@ -210,13 +223,14 @@ impl SphericalBounder {
             // what S2-based writers store. Readers treat a box that reaches a pole as spanning
             // every longitude (`geoberg-pruning` does).
             self.add_lat(lat, lat);
-            self.arcs.push(Arc { lo: lon, hi: lon });
+            self.push_arc(Arc { lo: lon, hi: lon });
         }
     }
 
     fn begin_chain(&mut self, ring: bool) {
         self.end_chain();
         self.chain = None;
+        self.ring.clear();
         // `ring` is remembered at the first vertex.
         self.pending_ring = ring;
     }
@@ -233,6 +247,9 @@ impl SphericalBounder {
             p: unit(lon, lat),
         };
         let on_pole = lat.abs() == 90.0;
+        if self.pending_ring {
+            self.ring.push(v.p);
+        }
         match self.chain.as_mut() {
             None => {
                 self.chain = Some(Chain {
@@ -247,7 +264,6 @@ impl SphericalBounder {
                     first_off_pole: (!on_pole).then_some(lon),
                     prev_off_pole: (!on_pole).then_some(lon),
                     winding: 0.0,
-                    fan_area: 0.0,
                     touches_north: lat == 90.0,
                     touches_south: lat == -90.0,
                     distinct: 1,
@@ -299,7 +315,6 @@ impl SphericalBounder {
                 }
                 c.prev_off_pole = Some(b.lon);
             }
-            c.fan_area += fan_triangle(a.p, b.p);
         }
         c.prev = b;
         self.chain = Some(c);
@@ -357,7 +372,7 @@ impl SphericalBounder {
             self.edge(c.first);
         }
         let Some(c) = self.chain.take() else { return };
-        self.arcs.push(Arc {
+        self.push_arc(Arc {
             lo: c.lon_at_min,
             hi: c.lon_at_max,
         });
@@ -372,9 +387,26 @@ impl SphericalBounder {
         if let (Some(first), Some(last)) = (c.first_off_pole, c.prev_off_pole) {
             winding += lon_delta(last, first);
         }
-        let parity = self.poles.get_or_insert_with(PoleParity::default);
         let turns = (winding / 360.0).round();
-        let area_left = c.fan_area.rem_euclid(4.0 * PI);
+        // Not winding round the axis and inside a lune narrower than 180 degrees, the ring bounds
+        // a pole-free disc inside that lune (the other side holds the lune's complement, and so
+        // both poles): the disc is less than half the sphere and the ring holds no pole. The
+        // common case, decided without the area.
+        if turns == 0.0
+            && (winding - 360.0 * turns).abs() <= 1e-6
+            && c.umax - c.umin < 180.0 - 1e-9
+            && !c.touches_north
+            && !c.touches_south
+        {
+            self.poles.get_or_insert_with(PoleParity::default);
+            return;
+        }
+        let n = self.ring.len();
+        let fan_area: f64 = (0..n)
+            .map(|i| fan_triangle(self.ring[i], self.ring[(i + 1) % n]))
+            .sum();
+        let parity = self.poles.get_or_insert_with(PoleParity::default);
+        let area_left = fan_area.rem_euclid(4.0 * PI);
         let ambiguous = (winding - 360.0 * turns).abs() > 1e-6
             || turns.abs() > 1.0
             || (area_left - 2.0 * PI).abs() < 1e-8;
@@ -388,7 +420,7 @@ impl SphericalBounder {
         let (north_left, south_left) = match turns as i32 {
             1 => (true, false),
             -1 => (false, true),
-            _ => (c.fan_area < 0.0, c.fan_area < 0.0),
+            _ => (fan_area < 0.0, fan_area < 0.0),
         };
         let invert = area_left > 2.0 * PI;
         // A pole on the ring itself is on the boundary: the box reaches it anyway.
@@ -430,10 +462,16 @@ impl SphericalBounder {
         if !self.seen {
             return None;
         }
-        let x = if self.full_lon {
-            FULL
-        } else {
-            smallest_cover(&mut self.arcs).unwrap_or(FULL)
+        let x = match (self.full_lon, self.first_arc) {
+            (true, _) | (false, None) => FULL,
+            (false, Some(a)) if self.arcs.is_empty() => LonRange {
+                min_x: a.lo,
+                max_x: a.hi,
+            },
+            (false, Some(a)) => {
+                self.arcs.push(a);
+                smallest_cover(&mut self.arcs).unwrap_or(FULL)
+            }
         };
         let LonRange { min_x, max_x } = x;
         Some(BBox {
