@@ -154,7 +154,7 @@ def main():
     queries = valid_shapes(args.queries, big=True, points_too=args.queries)
     cases = {"rows": [w.hex() for w, _ in rows], "queries": [w.hex() for w, _ in queries]}
     run = subprocess.run(
-        [args.cargo, "run", "-q", "--release", "-p", "geoberg-geography", "--example", "oracle"],
+        [args.cargo, "run", "-q", "-p", "geoberg-geography", "--example", "oracle"],
         input=json.dumps(cases).encode(),
         capture_output=True,
     )

@@ -306,15 +306,13 @@ impl SphericalBounder {
         if c.umax - c.umin >= 360.0 - 1e-9 {
             self.full_lon = true;
         }
-        if c.ring {
-            if !on_pole {
-                if let Some(p) = c.prev_off_pole {
-                    c.winding += lon_delta(p, b.lon);
-                } else {
-                    c.first_off_pole = Some(b.lon);
-                }
-                c.prev_off_pole = Some(b.lon);
+        if c.ring && !on_pole {
+            if let Some(p) = c.prev_off_pole {
+                c.winding += lon_delta(p, b.lon);
+            } else {
+                c.first_off_pole = Some(b.lon);
             }
+            c.prev_off_pole = Some(b.lon);
         }
         c.prev = b;
         self.chain = Some(c);

@@ -74,8 +74,15 @@ pub fn wkb_info(wkb: &[u8]) -> Result<WkbInfo, GeostatsError> {
 /// assert_eq!((b.min_x, b.max_x, b.min_y, b.max_y), (-180.0, 180.0, 60.0, 90.0));
 /// ```
 pub fn geography_bbox_of_wkb(wkb: &[u8]) -> Result<Option<BBox>, GeostatsError> {
-    let mut bounder = SphericalBounder::new();
-    geography_bbox_with(&mut bounder, wkb)
+    thread_local! {
+        // One bounder per thread, so that its buffers are allocated once, not per value.
+        static BOUNDER: std::cell::RefCell<SphericalBounder> =
+            std::cell::RefCell::new(SphericalBounder::new());
+    }
+    BOUNDER.with(|b| match b.try_borrow_mut() {
+        Ok(mut bounder) => geography_bbox_with(&mut bounder, wkb),
+        Err(_) => geography_bbox_with(&mut SphericalBounder::new(), wkb),
+    })
 }
 
 /// [`geography_bbox_of_wkb`] with a bounder whose buffers are reused.
