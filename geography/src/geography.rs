@@ -10,8 +10,10 @@ use crate::sphere::{
 use crate::spherical_loop::{Loop, Side};
 use crate::wkb_read::read_parts;
 
-/// Mean Earth radius in metres that S2 (`S2Earth::RadiusMeters`), s2geography and spherely use
-/// for distances: 6371.01 km (Yoder 1995).
+/// Mean Earth radius in metres that S2, s2geography and spherely use for distances: 6371.01 km
+/// (Yoder 1995). S2's `S2Earth::RadiusMeters()` returns `6371010.0`; s2geography's distance
+/// kernel multiplies `s2_distance` by it, and spherely's `EARTH_RADIUS_METERS` is defined as it
+/// (`src/constants.hpp`).
 pub const EARTH_RADIUS_METERS: f64 = 6_371_010.0;
 
 /// A polygon: normalized loops; a point is inside when an odd number of them hold it.

@@ -204,6 +204,42 @@ fn table_of_spherical_boxes() {
 }
 
 #[test]
+fn repeated_points_and_empty_members() {
+    // A ring with repeated vertices bounds as the ring without them.
+    let clean = closed(vec![(10.0, 10.0), (20.0, 10.0), (20.0, 20.0), (10.0, 20.0)]);
+    let repeated = closed(vec![
+        (10.0, 10.0),
+        (10.0, 10.0),
+        (20.0, 10.0),
+        (20.0, 10.0),
+        (20.0, 10.0),
+        (20.0, 20.0),
+        (10.0, 20.0),
+        (10.0, 20.0),
+    ]);
+    assert_eq!(bbox(&polygon(&[clean])), bbox(&polygon(&[repeated])));
+    // GEOMETRYCOLLECTION (POINT EMPTY, LINESTRING EMPTY, POLYGON EMPTY, POINT (1 2)).
+    let mut gc = vec![1, 7, 0, 0, 0, 4, 0, 0, 0];
+    gc.extend(point(f64::NAN, f64::NAN));
+    gc.extend(line(&[]));
+    gc.extend(polygon(&[]));
+    gc.extend(point(1.0, 2.0));
+    assert_eq!(bbox(&gc), BBox::point(1.0, 2.0));
+    // Only empty members: no box.
+    let mut empty = vec![1, 7, 0, 0, 0, 2, 0, 0, 0];
+    empty.extend(point(f64::NAN, f64::NAN));
+    empty.extend(line(&[]));
+    assert_eq!(geography_bbox_of_wkb(&empty).unwrap(), None);
+    // A polygon with a hole bounds as its shell.
+    let shell = closed(vec![(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]);
+    let hole = closed(vec![(4.0, 4.0), (6.0, 4.0), (6.0, 6.0), (4.0, 6.0)]);
+    assert_eq!(
+        bbox(&polygon(&[shell.clone(), hole])),
+        bbox(&polygon(&[shell]))
+    );
+}
+
+#[test]
 fn accumulator_unions_wrapping_boxes_minimally() {
     let mut acc = GeographyBBoxAccumulator::new();
     for x in [30.0, 60.0, -30.0, 150.0, -150.0] {
