@@ -7,8 +7,10 @@ use arrow_array::{
     Array, BinaryArray, BinaryViewArray, BooleanArray, Float64Array, LargeBinaryArray,
 };
 
+use geoberg_geostats::geography_bbox_of_wkb;
+
 use crate::error::GeographyError;
-use crate::geography::Geography;
+use crate::geography::{Geography, boxes_meet};
 
 /// A constant query geography, parsed and indexed once for a whole column.
 ///
@@ -76,15 +78,34 @@ fn for_each(
     }
 }
 
+/// Runs `test` on every row. With `needs_contact` (every predicate but distance), a row whose
+/// bounds on the sphere miss the query's is false without being parsed further: the bounds hold
+/// every point of the value, so this never changes an answer.
 fn boolean_kernel(
     array: &dyn Array,
+    query: &PreparedGeography,
+    needs_contact: bool,
     test: impl Fn(&Geography) -> bool,
 ) -> Result<BooleanArray, GeographyError> {
+    let query_box = query.geography.bbox();
     let mut out = BooleanBuilder::with_capacity(array.len());
     for_each(array, |row, value| {
         match value {
             None => out.append_null(),
             Some(wkb) => {
+                if needs_contact {
+                    let row_box = geography_bbox_of_wkb(wkb)
+                        .map_err(|e| GeographyError::from(e).at_row(row))?;
+                    let meets = match (row_box, query_box) {
+                        (Some(r), Some(q)) => boxes_meet(&r, &q),
+                        _ => false, // an empty value touches nothing
+                    };
+                    if !meets {
+                        // The bounds scan validated the value as the full parse would.
+                        out.append_value(false);
+                        return Ok(());
+                    }
+                }
                 let g = Geography::from_wkb(wkb).map_err(|e| e.at_row(row))?;
                 out.append_value(test(&g));
             }
@@ -99,7 +120,7 @@ pub fn intersects(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<BooleanArray, GeographyError> {
-    boolean_kernel(array, |g| g.intersects(&query.geography))
+    boolean_kernel(array, query, true, |g| g.intersects(&query.geography))
 }
 
 /// `ST_Contains(row, query)`: the row contains the query.
@@ -107,7 +128,7 @@ pub fn contains(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<BooleanArray, GeographyError> {
-    boolean_kernel(array, |g| g.contains(&query.geography))
+    boolean_kernel(array, query, true, |g| g.contains(&query.geography))
 }
 
 /// `ST_Within(row, query)`: the row lies within the query (the query contains the row).
@@ -115,7 +136,7 @@ pub fn within(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<BooleanArray, GeographyError> {
-    boolean_kernel(array, |g| query.geography.contains(g))
+    boolean_kernel(array, query, true, |g| query.geography.contains(g))
 }
 
 /// `ST_Covers(row, query)`: every point of the query lies in the row.
@@ -123,7 +144,7 @@ pub fn covers(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<BooleanArray, GeographyError> {
-    boolean_kernel(array, |g| g.covers(&query.geography))
+    boolean_kernel(array, query, true, |g| g.covers(&query.geography))
 }
 
 /// `ST_CoveredBy(row, query)`: every point of the row lies in the query.
@@ -131,7 +152,7 @@ pub fn covered_by(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<BooleanArray, GeographyError> {
-    boolean_kernel(array, |g| query.geography.covers(g))
+    boolean_kernel(array, query, true, |g| query.geography.covers(g))
 }
 
 /// `ST_DWithin(row, query, metres)`: great-circle distance at most `metres` on the sphere of
@@ -144,7 +165,7 @@ pub fn dwithin(
     if !(metres.is_finite() && metres >= 0.0) {
         return Err(GeographyError::InvalidDistance { distance: metres });
     }
-    boolean_kernel(array, |g| g.dwithin(&query.geography, metres))
+    boolean_kernel(array, query, false, |g| g.dwithin(&query.geography, metres))
 }
 
 /// `ST_Distance(row, query)` in metres; null for null rows, infinity when either is empty.
