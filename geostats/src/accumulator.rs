@@ -7,7 +7,7 @@ use crate::bbox::BBox;
 use crate::error::GeostatsError;
 use crate::extent::{PlanarXY, XYSink, ZMExtent, planar_bbox};
 use crate::lon_cover::LonBins;
-use crate::spherical_bounds::SphericalBounder;
+use crate::spherical_bounds::{SphericalBounder, clean};
 use crate::wkb_bbox::geography_bbox_with;
 use crate::wkb_scan::scan_wkb;
 
@@ -149,6 +149,9 @@ impl GeographyBBoxAccumulator {
 
     /// Adds one WKB value, bounded on the sphere as by [`crate::geography_bbox_of_wkb`].
     pub fn add_wkb(&mut self, wkb: &[u8]) -> Result<(), GeostatsError> {
+        if self.add_le_point(wkb) {
+            return Ok(());
+        }
         let b = geography_bbox_with(&mut self.bounder, wkb)?;
         self.add(b);
         Ok(())
@@ -157,10 +160,37 @@ impl GeographyBBoxAccumulator {
     /// Adds every non-null value of a WKB column; errors carry the row index.
     pub fn add_wkb_array(&mut self, array: &dyn Array) -> Result<(), GeostatsError> {
         for_each_wkb(array, |row, wkb| {
+            if self.add_le_point(wkb) {
+                return Ok(());
+            }
             let b = geography_bbox_with(&mut self.bounder, wkb).map_err(|e| e.at_row(row))?;
             self.add(b);
             Ok(())
         })
+    }
+
+    /// The common case of point columns: a 21-byte little-endian XY POINT is its own box (as
+    /// the spherical bounder makes it), added without the general scan. `false` for anything
+    /// else.
+    #[inline]
+    fn add_le_point(&mut self, wkb: &[u8]) -> bool {
+        let Ok(b) = <&[u8; 21]>::try_from(wkb) else {
+            return false;
+        };
+        if b[..5] != [1, 1, 0, 0, 0] {
+            return false;
+        }
+        let f = |at: usize| {
+            let mut a = [0; 8];
+            a.copy_from_slice(&b[at..at + 8]);
+            f64::from_le_bytes(a)
+        };
+        if let Some((x, y)) = clean(f(5), f(13)) {
+            self.lon.add(x, x);
+            self.min_y = self.min_y.min(y);
+            self.max_y = self.max_y.max(y);
+        }
+        true
     }
 
     /// Folds in another accumulator.

@@ -115,7 +115,7 @@ fn lon_delta(a: f64, b: f64) -> f64 {
 }
 
 /// Cleans one coordinate pair; `None` when it cannot be placed on the sphere.
-fn clean(x: f64, y: f64) -> Option<(f64, f64)> {
+pub(crate) fn clean(x: f64, y: f64) -> Option<(f64, f64)> {
     if !(x.is_finite() && y.is_finite()) {
         return None;
     }

@@ -324,6 +324,26 @@ proptest! {
         }
     }
 
+    /// Adding WKB values (points take a fast path) equals adding their own boxes.
+    #[test]
+    fn add_wkb_equals_adding_the_value_boxes(pts in prop::collection::vec(lonlat(), 1..30), l in chain(20.0)) {
+        let mut by_wkb = GeographyBBoxAccumulator::new();
+        let mut by_box = GeographyBBoxAccumulator::new();
+        let mut values: Vec<Vec<u8>> = pts.iter().map(|&(x, y)| point(x, y)).collect();
+        values.push(point(f64::NAN, 1.0));
+        values.push(point(180.000_000_000_000_06, 1.0));
+        values.push(line(&l));
+        for v in &values {
+            by_wkb.add_wkb(v).unwrap();
+            by_box.add(geography_bbox_of_wkb(v).unwrap());
+        }
+        prop_assert_eq!(by_wkb.finish(), by_box.finish());
+        let array = arrow_array::BinaryArray::from_iter_values(values.iter());
+        let mut by_array = GeographyBBoxAccumulator::new();
+        by_array.add_wkb_array(&array).unwrap();
+        prop_assert_eq!(by_array.finish(), by_box.finish());
+    }
+
     /// The union does not depend on the order of adds and merges.
     #[test]
     fn union_is_order_independent(xs in prop::collection::vec((-180.0..180.0f64, 0.0..40.0f64), 1..12), split in any::<prop::sample::Index>()) {
