@@ -102,9 +102,10 @@ pub fn wkb_bbox(data: &[u8]) {
 /// * `bbox_columns` on each array type equals `bbox_of_wkb` row by row: null where the value is
 ///   null or empty, the XY box otherwise; the SRID column holds each EWKB SRID.
 /// * It fails exactly when some row fails, on the same three array types alike.
-/// * `BBoxAccumulator::add_wkb_array` and `GeographyBBoxAccumulator::add_wkb_array` equal the
-///   fold of the per-row boxes (or cover it, when a value has X or Y only NaN: such a value has
-///   no box, but the accumulators keep its other axis).
+/// * `BBoxAccumulator::add_wkb_array` equals the fold of the per-row boxes (or covers it, when a
+///   value has X or Y only NaN: such a value has no box, but the accumulator keeps its other
+///   axis); `GeographyBBoxAccumulator::add_wkb_array` spans exactly the latitudes of the rows'
+///   own geography boxes.
 pub fn wkb_batch(data: &[u8]) {
     let rows = split_rows(data);
     let binary = BinaryArray::from(rows.clone());
