@@ -11,6 +11,7 @@ use arrow_schema::{Field, Schema as ArrowSchema};
 use geoberg_crs::{ColumnType, ValueSrid, check_value_srid};
 use geoberg_geostats::bbox_columns;
 use geoberg_hilbert::HilbertCurve;
+use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, ROW_ID_COLUMN, lineage_fields};
 use iceberg::spec::{NestedFieldRef, PrimitiveType};
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
@@ -39,10 +40,20 @@ pub(crate) struct BatchAligner {
     pub columns: Vec<ColumnPlan>,
     /// The Arrow schema of the table's data files (Parquet field ids on every column).
     pub schema: Arc<ArrowSchema>,
+    /// Whether files also get the v3 row-lineage columns, `_row_id` and
+    /// `_last_updated_sequence_number` (rows moved or updated by a row-level change keep their
+    /// ids; a null inherits, as for appended rows).
+    pub lineage: bool,
 }
 
 impl BatchAligner {
     pub(crate) fn new(table: &Table) -> Result<BatchAligner> {
+        Self::with_lineage(table, false)
+    }
+
+    /// An aligner whose files carry the row-lineage columns taken from the batches (nulls
+    /// where a batch has none).
+    pub(crate) fn with_lineage(table: &Table, lineage: bool) -> Result<BatchAligner> {
         let schema = table.metadata().current_schema();
         let properties = table.properties()?;
         let fields = schema.as_struct().fields();
@@ -101,8 +112,17 @@ impl BatchAligner {
                 .ok_or_else(|| bad(format!("the table has no long column {name:?}")))?;
             c.cell_of = Some((g, curve));
         }
-        let schema = file_arrow_schema(&columns);
-        Ok(BatchAligner { columns, schema })
+        let mut schema = file_arrow_schema(&columns);
+        if lineage {
+            let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields.extend(lineage_fields());
+            schema = Arc::new(ArrowSchema::new(fields));
+        }
+        Ok(BatchAligner {
+            columns,
+            schema,
+            lineage,
+        })
     }
 
     /// Reorders, casts and completes a batch to the table's columns; checks SRIDs and fills
@@ -184,10 +204,18 @@ impl BatchAligner {
                 columns[i] = Some(Arc::new(bboxes[&geom][k].clone()));
             }
         }
-        let columns = columns
+        let mut columns: Vec<ArrayRef> = columns
             .into_iter()
             .map(|c| c.expect("every column planned"))
             .collect();
+        if self.lineage {
+            for name in [ROW_ID_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN] {
+                columns.push(match batch.column_by_name(name) {
+                    Some(a) => arrow_cast::cast(a, &arrow_schema::DataType::Int64)?,
+                    None => new_null_array(&arrow_schema::DataType::Int64, rows),
+                });
+            }
+        }
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
     }
 }

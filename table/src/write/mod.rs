@@ -21,7 +21,21 @@ use crate::table::Table;
 /// Writes `batches` into new data files of `table`'s current version, one per partition;
 /// nothing is committed. Empty batches are skipped; an input with no rows writes nothing.
 pub(crate) fn write_data_files(table: &Table, batches: &[RecordBatch]) -> Result<Vec<DataFile>> {
-    let aligner = BatchAligner::new(table)?;
+    write_files(table, batches, false)
+}
+
+/// [`write_data_files`] for rows that keep their v3 row lineage: the batches' `_row_id` and
+/// `_last_updated_sequence_number` columns are written too (a null inherits on read).
+pub(crate) fn write_data_files_with_lineage(
+    table: &Table,
+    batches: &[RecordBatch],
+) -> Result<Vec<DataFile>> {
+    let v3 = table.metadata().format_version() >= iceberg::spec::FormatVersion::V3;
+    write_files(table, batches, v3)
+}
+
+fn write_files(table: &Table, batches: &[RecordBatch], lineage: bool) -> Result<Vec<DataFile>> {
+    let aligner = BatchAligner::with_lineage(table, lineage)?;
     let md = table.metadata();
     let spec = md.default_partition_spec().clone();
     let mut groups: Vec<(Struct, Vec<RecordBatch>)> = Vec::new();

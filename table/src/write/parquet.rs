@@ -149,7 +149,7 @@ fn nan_count(array: &dyn Array) -> Option<u64> {
 fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDescriptor> {
     let base = ArrowSchemaConverter::new().convert(arrow)?;
     let root = base.root_schema_ptr();
-    let mut fields = Vec::with_capacity(plan.len());
+    let mut fields = Vec::with_capacity(root.get_fields().len());
     for (c, f) in plan.iter().zip(root.get_fields()) {
         let logical = match &c.geo {
             Some(ColumnType::Geometry { crs }) => Some(LogicalType::Geometry {
@@ -181,6 +181,8 @@ fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDesc
             }
         }
     }
+    // Columns past the table's (row lineage) are written as Arrow converts them.
+    fields.extend(root.get_fields().iter().skip(plan.len()).cloned());
     let root = ParquetType::group_type_builder(root.name())
         .with_fields(fields)
         .build()?;
