@@ -27,7 +27,11 @@ pub fn postgres_bindir() -> Result<PathBuf> {
     )
 }
 
-fn locate_postgres(env: Option<OsString>, debian: &Path, path: Option<OsString>) -> Result<PathBuf> {
+fn locate_postgres(
+    env: Option<OsString>,
+    debian: &Path,
+    path: Option<OsString>,
+) -> Result<PathBuf> {
     let mut looked = Vec::new();
     if let Some(dir) = env {
         let dir = PathBuf::from(dir);
@@ -68,10 +72,18 @@ fn locate_postgres(env: Option<OsString>, debian: &Path, path: Option<OsString>)
 /// directory (found from `CARGO_TARGET_DIR` or from the running test binary's path), else
 /// `PATH`.
 pub fn weed() -> Result<PathBuf> {
-    locate_weed(std::env::var_os(WEED_ENV), &target_dirs(), std::env::var_os("PATH"))
+    locate_weed(
+        std::env::var_os(WEED_ENV),
+        &target_dirs(),
+        std::env::var_os("PATH"),
+    )
 }
 
-fn locate_weed(env: Option<OsString>, targets: &[PathBuf], path: Option<OsString>) -> Result<PathBuf> {
+fn locate_weed(
+    env: Option<OsString>,
+    targets: &[PathBuf],
+    path: Option<OsString>,
+) -> Result<PathBuf> {
     let mut looked = Vec::new();
     if let Some(weed) = env {
         let weed = PathBuf::from(weed);
@@ -148,7 +160,8 @@ mod tests {
         assert!(msg.contains("apt-get install -y postgresql"), "{msg}");
         assert!(msg.contains(".ci/install-servers"), "{msg}");
         let target = empty.path().join("target");
-        let err = locate_weed(Some("/no/such/weed".into()), &[target.clone()], nowhere).unwrap_err();
+        let err =
+            locate_weed(Some("/no/such/weed".into()), &[target.clone()], nowhere).unwrap_err();
         let msg = err.to_string();
         let venv = target.join(SERVERS_VENV);
         let install = format!(
@@ -164,7 +177,10 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let (env, venv, path) = (
             root.path().join("env/weed"),
-            root.path().join("target").join(SERVERS_VENV).join("bin/weed"),
+            root.path()
+                .join("target")
+                .join(SERVERS_VENV)
+                .join("bin/weed"),
             root.path().join("path/weed"),
         );
         let targets = [root.path().join("target")];

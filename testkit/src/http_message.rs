@@ -73,7 +73,11 @@ impl Request {
         let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.target).into_bytes();
         push_headers(&mut head, &self.headers);
         head.extend_from_slice(
-            format!("Content-Length: {}\r\nConnection: close\r\n\r\n", self.body.len()).as_bytes(),
+            format!(
+                "Content-Length: {}\r\nConnection: close\r\n\r\n",
+                self.body.len()
+            )
+            .as_bytes(),
         );
         out.write_all(&head)?;
         out.write_all(&self.body)?;
@@ -268,8 +272,7 @@ fn read_chunked(input: &mut impl BufRead) -> io::Result<Vec<u8>> {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         let size = line.split(';').next().unwrap_or_default().trim();
-        let size =
-            usize::from_str_radix(size, 16).map_err(|_| invalid("bad chunk size line"))?;
+        let size = usize::from_str_radix(size, 16).map_err(|_| invalid("bad chunk size line"))?;
         if size == 0 {
             // Trailers, up to the blank line.
             loop {
@@ -303,7 +306,10 @@ mod tests {
         req.write_to(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("Content-Length: 5\r\n"), "{text}");
-        assert!(!text.to_ascii_lowercase().contains("transfer-encoding"), "{text}");
+        assert!(
+            !text.to_ascii_lowercase().contains("transfer-encoding"),
+            "{text}"
+        );
         assert!(text.ends_with("\r\n\r\nabcde"), "{text}");
         let next = read_request(&mut input, || Ok(())).unwrap().unwrap();
         assert_eq!(next.method, "GET");
@@ -324,7 +330,10 @@ mod tests {
     #[test]
     fn unframed_responses_end_at_eof_and_truncated_ones_fail() {
         let raw = b"HTTP/1.1 200 OK\r\n\r\nall of it";
-        assert_eq!(read_response(&mut &raw[..], "GET").unwrap().body, b"all of it");
+        assert_eq!(
+            read_response(&mut &raw[..], "GET").unwrap().body,
+            b"all of it"
+        );
         let short = b"HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\n\r\nabc";
         let err = read_response(&mut &short[..], "GET").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);

@@ -67,10 +67,16 @@ rm -rf "$3""#,
         as_postgres.chown(&dir)?;
         let data = dir.join("data");
         let mut initdb = as_postgres.command(&bindir.join("initdb"));
-        initdb
-            .arg("-D")
-            .arg(&data)
-            .args(["-A", "trust", "-U", PG_USER, "-E", "UTF8", "--locale=C", "--no-sync"]);
+        initdb.arg("-D").arg(&data).args([
+            "-A",
+            "trust",
+            "-U",
+            PG_USER,
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]);
         run(&mut initdb)?;
         let log = dir.join("postgres.log");
         let mut last = String::new();

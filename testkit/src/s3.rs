@@ -85,9 +85,9 @@ impl S3Server {
         for _ in 0..START_ATTEMPTS {
             match Self::start_once(&weed) {
                 Ok(server) => return Ok(server),
-                Err(Error::Start { reason, log_tail, .. })
-                    if log_tail.contains("address already in use") =>
-                {
+                Err(Error::Start {
+                    reason, log_tail, ..
+                }) if log_tail.contains("address already in use") => {
                     last = reason;
                 }
                 Err(e) => return Err(e),
@@ -155,10 +155,20 @@ impl S3Server {
             .arg(flag("filer.localSocket", &dir.join("filer.sock").display()))
             .arg(flag("s3.localSocket", &dir.join("s3.sock").display()))
             .arg(flag("s3.config", &config.display()))
-            // No Iceberg REST / Lance endpoints (fixed default ports), no telemetry, small
-            // volumes, and no 10 s pre-stop wait.
-            .args(["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"])
-            .args(["-master.volumeSizeLimitMB=64", "-volume.preStopSeconds=0"])
+            // No Iceberg REST / Lance endpoints (fixed default ports), no telemetry, no 10 s
+            // pre-stop wait. Every bucket is a collection that grows its own volumes, so the
+            // default cap of 8 volumes fails the second bucket's writes with InternalError:
+            // small (sparse) volumes, as many as the disk holds.
+            .args([
+                "-s3.port.iceberg=0",
+                "-s3.port.lance=0",
+                "-master.telemetry=false",
+            ])
+            .args([
+                "-master.volumeSizeLimitMB=64",
+                "-volume.max=0",
+                "-volume.preStopSeconds=0",
+            ])
             .stdin(Stdio::null())
             .stdout(log_file)
             .stderr(err_file)

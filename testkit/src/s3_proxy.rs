@@ -348,12 +348,32 @@ fn s3_error(status: u16, reason: &str, code: &str, message: &str) -> Response {
 
 fn error_response(status: u16) -> Response {
     match status {
-        500 => s3_error(500, "Internal Server Error", "InternalError", "We encountered an internal error. Please try again."),
-        503 => s3_error(503, "Service Unavailable", "ServiceUnavailable", "Service is unable to handle request."),
-        _ => s3_error(status, "Injected Fault", "InjectedFault", "Injected by the geoberg fault proxy."),
+        500 => s3_error(
+            500,
+            "Internal Server Error",
+            "InternalError",
+            "We encountered an internal error. Please try again.",
+        ),
+        503 => s3_error(
+            503,
+            "Service Unavailable",
+            "ServiceUnavailable",
+            "Service is unable to handle request.",
+        ),
+        _ => s3_error(
+            status,
+            "Injected Fault",
+            "InjectedFault",
+            "Injected by the geoberg fault proxy.",
+        ),
     }
 }
 
 fn slow_down() -> Response {
-    s3_error(503, "Slow Down", "SlowDown", "Please reduce your request rate.")
+    s3_error(
+        503,
+        "Slow Down",
+        "SlowDown",
+        "Please reduce your request rate.",
+    )
 }

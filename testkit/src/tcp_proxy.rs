@@ -104,10 +104,11 @@ impl Connection {
     /// Closes the client side, and the server side unless it is to be held open.
     fn cut(&self, keep_server_open: bool) {
         self.cut.store(true, Ordering::SeqCst);
+        // Marked held before the client side closes: the pump that wakes up on that close
+        // must see it and leave the server side alone.
+        self.held.store(keep_server_open, Ordering::SeqCst);
         let _ = self.client.shutdown(Shutdown::Both);
-        if keep_server_open {
-            self.held.store(true, Ordering::SeqCst);
-        } else {
+        if !keep_server_open {
             let _ = self.server.shutdown(Shutdown::Both);
         }
     }

@@ -9,13 +9,19 @@ fn starts_serves_sql_and_is_gone_after_drop() {
     let pg = PostgresServer::start();
     assert_eq!(
         pg.url(),
-        format!("postgresql://postgres@127.0.0.1:{}/{PG_DATABASE}", pg.port())
+        format!(
+            "postgresql://postgres@127.0.0.1:{}/{PG_DATABASE}",
+            pg.port()
+        )
     );
     let mut client = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
     client
         .batch_execute("CREATE TABLE t (x int); INSERT INTO t VALUES (1), (2)")
         .unwrap();
-    let n: i64 = client.query_one("SELECT sum(x) FROM t", &[]).unwrap().get(0);
+    let n: i64 = client
+        .query_one("SELECT sum(x) FROM t", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(n, 3);
     let server_version: String = client.query_one("SHOW server_version", &[]).unwrap().get(0);
     assert!(!server_version.is_empty());
@@ -29,7 +35,10 @@ fn starts_serves_sql_and_is_gone_after_drop() {
     assert!(dir.join("data/PG_VERSION").is_file());
     drop((client, c2));
     drop(pg);
-    assert!(TcpStream::connect(addr).is_err(), "still listening after drop");
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still listening after drop"
+    );
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
 
@@ -45,13 +54,17 @@ fn concurrent_starts_get_their_own_servers() {
     assert_eq!(ports.len(), 3);
     for (i, pg) in servers.iter().enumerate() {
         let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
-        c.batch_execute(&format!("CREATE TABLE mark{i} (x int)")).unwrap();
+        c.batch_execute(&format!("CREATE TABLE mark{i} (x int)"))
+            .unwrap();
     }
     // Each server has only its own table.
     for (i, pg) in servers.iter().enumerate() {
         let mut c = pg.connect(PG_DATABASE).unwrap();
         let names: Vec<String> = c
-            .query("SELECT tablename::text FROM pg_tables WHERE tablename LIKE 'mark%'", &[])
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE tablename LIKE 'mark%'",
+                &[],
+            )
             .unwrap()
             .iter()
             .map(|r| r.get(0))
@@ -80,7 +93,11 @@ fn a_server_of_a_process_that_died_is_stopped() {
     }
     let out = tempfile::NamedTempFile::new().unwrap();
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_server_of_a_process_that_died_is_stopped", "--nocapture"])
+        .args([
+            "--exact",
+            "a_server_of_a_process_that_died_is_stopped",
+            "--nocapture",
+        ])
         .env("GEOBERG_TESTKIT_LEAK_CHILD", out.path())
         .status()
         .unwrap();
