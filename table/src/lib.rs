@@ -80,7 +80,7 @@ mod typestring;
 
 pub use append::{AppendReport, ROW_GROUP_ROWS_PROPERTY, SRID_FIELD_METADATA};
 pub use bridge::GeoFields;
-pub use catalog::{Catalog, MemoryCatalog, SqliteCatalog};
+pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog};
 pub use error::{Error, Result};
 pub use file_index::TableFileIndex;
 /// Fault injection for crash-consistency tests (not a stable API).
