@@ -55,10 +55,10 @@ fn locate_postgres(
         return Ok(bin);
     }
     looked.push(format!("{}/*/bin", debian.display()));
-    if let Some(initdb) = on_path(path.as_ref(), "initdb") {
-        if let Some(dir) = initdb.parent().filter(|d| d.join("pg_ctl").is_file()) {
-            return Ok(dir.to_path_buf());
-        }
+    if let Some(initdb) = on_path(path.as_ref(), "initdb")
+        && let Some(dir) = initdb.parent().filter(|d| d.join("pg_ctl").is_file())
+    {
+        return Ok(dir.to_path_buf());
     }
     looked.push("PATH".into());
     Err(Error::MissingBinary {
@@ -160,8 +160,12 @@ mod tests {
         assert!(msg.contains("apt-get install -y postgresql"), "{msg}");
         assert!(msg.contains(".ci/install-servers"), "{msg}");
         let target = empty.path().join("target");
-        let err =
-            locate_weed(Some("/no/such/weed".into()), &[target.clone()], nowhere).unwrap_err();
+        let err = locate_weed(
+            Some("/no/such/weed".into()),
+            std::slice::from_ref(&target),
+            nowhere,
+        )
+        .unwrap_err();
         let msg = err.to_string();
         let venv = target.join(SERVERS_VENV);
         let install = format!(

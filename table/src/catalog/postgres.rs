@@ -521,10 +521,10 @@ impl Catalog for PostgresCatalog {
                 Err(SwapFailure::Broken { xid, source }) => {
                     let Conn { client, backend } = conn;
                     drop(client);
-                    if let Some(xid) = xid {
-                        if let Fate::Committed = self.settle(xid, &backend, table, new)? {
-                            return Ok(());
-                        }
+                    if let Some(xid) = xid
+                        && let Fate::Committed = self.settle(xid, &backend, table, new)?
+                    {
+                        return Ok(());
                     }
                     source
                 }
