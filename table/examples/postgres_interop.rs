@@ -31,7 +31,9 @@ fn main() -> Res<()> {
         Arc::new(PostgresCatalog::connect(&pg.url(), "geoberg", &warehouse)?);
     let written = write(catalog.clone())?;
 
-    let uri = pg.url().replacen("postgresql://", "postgresql+psycopg2://", 1);
+    let uri = pg
+        .url()
+        .replacen("postgresql://", "postgresql+psycopg2://", 1);
     let status = Command::new(python)
         .arg(script)
         .arg(&uri)
