@@ -119,7 +119,8 @@ fn locate_weed(
 }
 
 /// Candidate cargo target directories: `CARGO_TARGET_DIR`, then every ancestor of the running
-/// executable that looks like one (test binaries live in `<target>/<profile>/deps`).
+/// executable that looks like one (test binaries live in `<target>/<profile>/deps`), then the
+/// workspace's default `target` (doctests run from a temporary directory).
 fn target_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
@@ -132,6 +133,9 @@ fn target_dirs() -> Vec<PathBuf> {
                 .filter(|d| d.join("CACHEDIR.TAG").is_file())
                 .map(Path::to_path_buf),
         );
+    }
+    if let Some(workspace) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
+        dirs.push(workspace.join("target"));
     }
     dirs
 }

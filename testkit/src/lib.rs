@@ -32,7 +32,7 @@
 //!
 //! # Example
 //!
-//! ```no_run
+//! ```
 //! use geoberg_testkit::{Cut, FaultProxy, PostgresServer, S3Server};
 //!
 //! let pg = PostgresServer::start(); // panics with the install command if PostgreSQL is missing
@@ -56,8 +56,6 @@
 //! let bucket = s3.fresh_bucket().unwrap();
 //! println!("warehouse: s3://{bucket}/warehouse");
 //! ```
-//!
-//! (`no_run` because doctests must not need servers; the same steps run in `tests/`.)
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

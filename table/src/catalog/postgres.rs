@@ -66,6 +66,24 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A catalog in a PostgreSQL database; safe to share between threads, processes and machines.
 ///
 /// Holds a small pool of connections; each failure of a connection drops it.
+///
+/// ```
+/// use geoberg_table::{Catalog, PostgresCatalog, TableIdent};
+/// # let server = geoberg_testkit::PostgresServer::shared();
+/// # let uri = server.url(); // postgresql://postgres@127.0.0.1:<port>/geoberg
+/// # let dir = tempfile::tempdir()?;
+/// # let warehouse = dir.path();
+/// let catalog = PostgresCatalog::connect(&uri, "geoberg", warehouse)?;
+/// catalog.create_namespace("geo")?;
+/// let t = TableIdent::new("geo", "points")?;
+/// catalog.register_table(&t, "file:///wh/geo/points/metadata/00000-a.metadata.json")?;
+/// // Every commit is a compare-and-swap; losing a race is a retryable conflict.
+/// let err = catalog
+///     .swap_metadata_location(&t, "file:///elsewhere.json", "file:///new.json")
+///     .unwrap_err();
+/// assert!(err.is_retryable());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct PostgresCatalog {
     name: String,
     warehouse: PathBuf,
