@@ -335,16 +335,32 @@ fn concurrent_swaps_have_exactly_one_winner_per_round() {
     );
 }
 
-/// 4 threads x 5 appends on PostgreSQL, each reloading and retrying on conflict.
+/// 4 threads x 5 appends on PostgreSQL, each reloading and retrying on conflict, next to a
+/// thread running CREATE SPATIAL INDEX three times (re-run when its inputs changed).
 #[test]
-fn threads_appending_at_once_keep_every_row_exactly_once() {
+fn threads_appending_and_rewriting_at_once_keep_every_row_exactly_once() {
     let db = db();
     let setup: Arc<dyn Catalog> = Arc::new(db.catalog());
     setup.create_namespace("test_db").unwrap();
     let ident = points_table(setup, "t").ident().clone();
+    let rewrites = AtomicUsize::new(0);
     std::thread::scope(|s| {
+        let (db, ident, rewrites) = (&db, &ident, &rewrites);
+        s.spawn(move || {
+            let catalog: Arc<dyn Catalog> = Arc::new(db.catalog());
+            for attempt in 0.. {
+                assert!(attempt < 200, "the rewrites never got through");
+                let table = Table::load(catalog.clone(), ident).unwrap();
+                match table.rewrite().hilbert("geom", 8).execute() {
+                    Ok(_) if rewrites.fetch_add(1, Ordering::SeqCst) == 2 => break,
+                    Ok(_) => {}
+                    Err(e) if e.is_retryable() || matches!(e, Error::RewriteConflict { .. }) => {}
+                    Err(e) => panic!("rewrite: {e}"),
+                }
+            }
+        });
         for thread in 0..4i64 {
-            let (db, ident) = (&db, &ident);
+            let (db, ident) = (db, ident);
             s.spawn(move || {
                 let catalog: Arc<dyn Catalog> = Arc::new(db.catalog());
                 for k in 0..5i64 {
@@ -366,6 +382,7 @@ fn threads_appending_at_once_keep_every_row_exactly_once() {
     let mut expected = rows_of_batch(0..200);
     expected.sort();
     assert_eq!(rows(&table), expected);
+    assert_eq!(rewrites.load(Ordering::SeqCst), 3);
 }
 
 /// A swap whose connection the proxy cuts at `cut`: the catalog finds out what happened and
