@@ -157,6 +157,32 @@ pub enum Error {
     /// Failure of the SQLite catalog database.
     #[error("catalog database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL catalog could not be reached or a statement failed; nothing of an
+    /// unfinished commit became visible (see [`Error::CommitStateUnknown`] for when that is not
+    /// known).
+    #[error("PostgreSQL catalog {server}: {source}")]
+    Postgres {
+        /// `user@host:port/database` (never the password).
+        server: String,
+        /// The client error.
+        source: postgres::Error,
+    },
+    /// The catalog connection broke during a commit and the outcome could not be read back.
+    /// Not retryable: repeating the operation could apply it twice.
+    #[error(
+        "the commit of table {table} (to {metadata_location}) may or may not have happened: \
+         {reason}. Do not repeat the operation blindly: reload the table once the catalog is \
+         reachable; the commit happened if {metadata_location} is its current metadata or in \
+         its metadata log"
+    )]
+    CommitStateUnknown {
+        /// `namespace.table`.
+        table: String,
+        /// The metadata file the commit would have made current.
+        metadata_location: String,
+        /// Why the outcome could not be read back.
+        reason: String,
+    },
     /// Failure writing or reading Parquet.
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),

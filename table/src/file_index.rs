@@ -8,7 +8,7 @@ use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
 use geoberg_pruning::{BoundSources, FileBounds, FileIndex, PrunePlan, SpatialFilter};
 use iceberg::spec::{ManifestContentType, ManifestFile};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::manifest::{Entry, read_entries, read_entries_map};
 use crate::schema::BBOX_COLUMN_NAMES;
 use crate::table::{GeoColumn, Table};

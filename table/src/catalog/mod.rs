@@ -1,11 +1,13 @@
 //! Catalogs: where a table's current metadata pointer lives, and the compare-and-swap on it.
 
 mod memory;
+mod postgres;
 mod sqlite;
 
 use std::path::Path;
 
 pub use memory::MemoryCatalog;
+pub use postgres::PostgresCatalog;
 pub use sqlite::SqliteCatalog;
 
 use crate::error::{Error, Result};
