@@ -47,10 +47,6 @@ pub(crate) struct BatchAligner {
 }
 
 impl BatchAligner {
-    pub(crate) fn new(table: &Table) -> Result<BatchAligner> {
-        Self::with_lineage(table, false)
-    }
-
     /// An aligner whose files carry the row-lineage columns taken from the batches (nulls
     /// where a batch has none).
     pub(crate) fn with_lineage(table: &Table, lineage: bool) -> Result<BatchAligner> {
@@ -114,7 +110,8 @@ impl BatchAligner {
         }
         let mut schema = file_arrow_schema(&columns);
         if lineage {
-            let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            let mut fields: Vec<Field> =
+                schema.fields().iter().map(|f| f.as_ref().clone()).collect();
             fields.extend(lineage_fields());
             schema = Arc::new(ArrowSchema::new(fields));
         }
