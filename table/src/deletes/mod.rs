@@ -209,6 +209,26 @@ impl DeleteIndex {
     }
 }
 
+impl Table {
+    /// Live delete files of the current snapshot (deletion vectors and position delete files),
+    /// as their manifest entries; a deletion vector's `referenced_data_file` names its data file.
+    pub fn delete_files(&self) -> Result<Vec<iceberg::spec::DataFile>> {
+        let mut out = Vec::new();
+        for m in self.manifests()? {
+            if m.content != ManifestContentType::Deletes {
+                continue;
+            }
+            out.extend(
+                read_manifest(self.storage(), &m)?
+                    .iter()
+                    .filter(|e| e.is_alive())
+                    .map(|e| e.data_file().clone()),
+            );
+        }
+        Ok(out)
+    }
+}
+
 /// One deletion vector, by a ranged read of its blob.
 pub(crate) fn read_vector(
     storage: &Storage,

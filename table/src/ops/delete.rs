@@ -8,7 +8,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::Schema;
 
 use crate::error::{Error, Result};
-use crate::ops::row_delta::{RowChangeKind, RowDeltaReport, without_position};
+use crate::ops::row_delta::{RowChangeKind, RowDeltaReport, labelled, without_position};
 use crate::properties::RowChangeMode;
 use crate::row_filter::RowFilter;
 use crate::table::Table;
@@ -111,7 +111,8 @@ impl DeleteRows<'_> {
 }
 
 impl UpdateRows<'_> {
-    /// `SET column = <value of f on the matched rows>`; columns not set keep their values.
+    /// `SET column = <value of f on the matched rows>`; columns not set keep their values. New
+    /// geometry values are in the column's CRS (an EWKB value's own SRID is checked).
     pub fn set(
         mut self,
         column: impl Into<String>,
@@ -159,7 +160,8 @@ impl UpdateRows<'_> {
                 delta.delete_marked(batch, &matched)?;
                 let rows = arrow_select::filter::filter_record_batch(batch, &matched)?;
                 updated += rows.num_rows() as u64;
-                delta.add_rows([self.updated(&without_position(&rows)?)?]);
+                let new = self.updated(&without_position(&rows)?)?;
+                delta.add_rows([labelled(table, &new)?]);
             }
         }
         delta.count(updated, 0, files);

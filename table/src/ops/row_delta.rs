@@ -277,7 +277,7 @@ impl<'a> RowDelta<'a> {
                             })
                             .collect();
                         let batch = arrow_select::filter::filter_record_batch(&batch, &keep)?;
-                        new_rows.push(without_position(&batch)?);
+                        new_rows.push(labelled(table, &without_position(&batch)?)?);
                     }
                     op.removed_files = self.deleted.keys().cloned().collect();
                     for path in self.deleted.keys() {
@@ -403,6 +403,39 @@ impl SnapshotOperation for RowDeltaOp {
         producer.remove_deletion_vectors(self.removed_vectors.iter().cloned());
         Ok(())
     }
+}
+
+/// Rows read back from the table, their geometry fields labelled with the column's SRID (the
+/// field metadata appends check values against): they are in the column's CRS by construction.
+/// An EWKB value's own SRID is still checked.
+pub(crate) fn labelled(table: &Table, batch: &RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let fields: Vec<arrow_schema::Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let srid = table
+                .geo_columns()
+                .iter()
+                .find(|g| g.name == *f.name())
+                .and_then(|g| g.column_type.crs().and_then(|c| c.srid()));
+            match srid {
+                Some(srid) if !f.metadata().contains_key(crate::SRID_FIELD_METADATA) => {
+                    let mut m = f.metadata().clone();
+                    m.insert(crate::SRID_FIELD_METADATA.to_string(), srid.to_string());
+                    f.as_ref().clone().with_metadata(m)
+                }
+                _ => f.as_ref().clone(),
+            }
+        })
+        .collect();
+    Ok(RecordBatch::try_new(
+        std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            schema.metadata().clone(),
+        )),
+        batch.columns().to_vec(),
+    )?)
 }
 
 /// The `_file` and `_pos` columns of a scan batch.
