@@ -149,19 +149,16 @@ impl<'a> RowDelta<'a> {
     /// Deletes the rows of a scan batch (with `_file` and `_pos`) where `mask` is true.
     pub fn delete_marked(&mut self, batch: &RecordBatch, mask: &BooleanArray) -> Result<&mut Self> {
         let (files, positions) = file_positions(batch)?;
-        for row in 0..batch.num_rows() {
-            if mask.value(row) && mask.is_valid(row) {
-                let dv = self
-                    .deleted
-                    .entry(files.value(row).to_string())
-                    .or_default();
-                dv.insert(positions[row]).map_err(|e| {
-                    Error::InvalidData(format!(
-                        "position {} of {}: {e}",
-                        positions[row],
-                        files.value(row)
-                    ))
-                })?;
+        for (row, &position) in positions.iter().enumerate() {
+            if mask.is_valid(row) && mask.value(row) {
+                let file = files.value(row);
+                self.deleted
+                    .entry(file.to_string())
+                    .or_default()
+                    .insert(position)
+                    .map_err(|e| {
+                        Error::InvalidData(format!("position {position} of {file}: {e}"))
+                    })?;
             }
         }
         Ok(self)
