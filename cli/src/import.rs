@@ -14,9 +14,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use geoberg_crs::{Crs, FormatVersion, validate_declaration};
-use geoberg_table::{
-    Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent,
-};
+use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Value, json};
 
@@ -343,9 +341,7 @@ fn label_srid(batch: &RecordBatch, column: &str, srid: i32) -> Result<RecordBatc
 
 /// Undoes the creation of a table whose import failed: catalog row and folder.
 fn drop_new_table(ctx: &Context, ident: &TableIdent) {
-    let _ = ctx.catalog.drop_table(ident);
-    let mut dir = ctx.warehouse.clone();
-    dir.extend(ident.namespace());
-    dir.push(ident.name());
-    let _ = std::fs::remove_dir_all(dir);
+    if let Ok(table) = Table::load(ctx.dyn_catalog(), ident) {
+        let _ = table.drop_table(true);
+    }
 }

@@ -103,7 +103,7 @@ mod typestring;
 mod write;
 
 pub use bridge::GeoFields;
-pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog};
+pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog, connect_catalog};
 pub use create::CreateTable;
 pub use error::{Error, Result};
 pub use file_index::TableFileIndex;

@@ -34,7 +34,11 @@ fn a_table_lives_in_s3_from_create_to_orphan_removal() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = s3_catalog(dir.path(), s3, &bucket);
     let mut t = points_table(catalog.clone(), "points");
-    assert!(t.metadata().location().starts_with(&format!("s3://{bucket}/warehouse/test_db/points")));
+    assert!(
+        t.metadata()
+            .location()
+            .starts_with(&format!("s3://{bucket}/warehouse/test_db/points"))
+    );
     for a in 0..4i64 {
         t = t
             .append(&[points_batch(a * 100..(a + 1) * 100, uniform(5))])
@@ -83,10 +87,18 @@ fn a_table_lives_in_s3_from_create_to_orphan_removal() {
 
     // A merge-on-read delete writes a Puffin file to S3; reads apply it.
     let filter = RowFilter::from_predicate(geoberg_sql::parse_condition("id < 50").unwrap());
-    let (t, _) = t.delete(filter).mode(RowChangeMode::MergeOnRead).execute().unwrap();
+    let (t, _) = t
+        .delete(filter)
+        .mode(RowChangeMode::MergeOnRead)
+        .execute()
+        .unwrap();
     let (batches, _) = t.scan().execute().unwrap();
     assert_eq!(ids_of(&batches), (50..400).collect::<Vec<_>>());
-    assert!(t.delete_files().unwrap()[0].file_path().starts_with("s3://"));
+    assert!(
+        t.delete_files().unwrap()[0]
+            .file_path()
+            .starts_with("s3://")
+    );
 
     // Another process (another catalog handle on the same database and bucket) sees it all.
     let other: Arc<dyn Catalog> = Arc::new(
@@ -105,10 +117,18 @@ fn a_table_lives_in_s3_from_create_to_orphan_removal() {
     // Expiry deletes the replaced files in S3; a stray object is an orphan, then gone.
     let future = SystemTime::now() + Duration::from_secs(3600);
     let (t, expired) = t.expire_snapshots(future, 1).unwrap();
-    assert!(expired.deleted_files.iter().any(|f| f.ends_with(".parquet")), "{expired:?}");
+    assert!(
+        expired
+            .deleted_files
+            .iter()
+            .any(|f| f.ends_with(".parquet")),
+        "{expired:?}"
+    );
     assert!(expired.undeleted_files.is_empty(), "{expired:?}");
     let stray = format!("{}/data/stray.parquet", t.metadata().location());
-    t.storage().write_new(&stray, b"not referenced".to_vec()).unwrap();
+    t.storage()
+        .write_new(&stray, b"not referenced".to_vec())
+        .unwrap();
     assert_eq!(t.orphan_files(future).unwrap(), vec![stray.clone()]);
     assert_eq!(t.remove_orphan_files(future).unwrap(), vec![stray.clone()]);
     assert!(t.storage().head(&stray).unwrap_err().is_not_found());
@@ -125,9 +145,15 @@ fn s3_storage_never_overwrites_and_reads_ranges() {
     let bytes: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
     storage.write_new(&location, bytes.clone()).unwrap();
     let again = storage.write_new(&location, b"other".to_vec()).unwrap_err();
-    assert!(again.to_string().contains("exists") || again.to_string().contains("Exists"), "{again}");
+    assert!(
+        again.to_string().contains("exists") || again.to_string().contains("Exists"),
+        "{again}"
+    );
     assert_eq!(storage.read(&location).unwrap(), bytes);
-    assert_eq!(storage.read_range(&location, 100..200).unwrap(), &bytes[100..200]);
+    assert_eq!(
+        storage.read_range(&location, 100..200).unwrap(),
+        &bytes[100..200]
+    );
     assert_eq!(storage.head(&location).unwrap().size, 10_000);
 
     // A streamed file (multipart upload, several parts) is invisible until finished.
@@ -159,6 +185,11 @@ fn s3_storage_never_overwrites_and_reads_ranges() {
     storage.delete(&location).unwrap(); // a missing file is no error
     // Secrets stay out of Debug output.
     let debug = format!("{storage:?}");
-    let secret = s3.env().into_iter().find(|(k, _)| *k == "AWS_SECRET_ACCESS_KEY").unwrap().1;
+    let secret = s3
+        .env()
+        .into_iter()
+        .find(|(k, _)| *k == "AWS_SECRET_ACCESS_KEY")
+        .unwrap()
+        .1;
     assert!(!debug.contains(&secret), "{debug}");
 }
