@@ -33,7 +33,12 @@ struct Target {
 impl Target {
     fn run(&self, args: &[&str]) -> Run {
         let out = Command::new(env!("CARGO_BIN_EXE_geoberg"))
-            .args(["--warehouse", &self.warehouse, "--catalog-uri", &self.catalog])
+            .args([
+                "--warehouse",
+                &self.warehouse,
+                "--catalog-uri",
+                &self.catalog,
+            ])
             .args(args)
             .envs(self.env.iter().cloned())
             .output()
@@ -83,7 +88,8 @@ fn race(target: &Target, files: &std::path::Path) {
                         .collect();
                     let file: PathBuf = files.join(format!("w{w}-r{round}.parquet"));
                     write_points(&file, &points, None);
-                    let run = target.run(&["import", file.to_str().unwrap(), "--table", "db.points"]);
+                    let run =
+                        target.run(&["import", file.to_str().unwrap(), "--table", "db.points"]);
                     if run.code == 0 {
                         let mut m = imported.lock().unwrap();
                         for (id, _, _) in &points {
@@ -135,7 +141,8 @@ fn race(target: &Target, files: &std::path::Path) {
     );
     assert!(imported.values().all(|&n| n == 1));
     assert_eq!(
-        seen, imported,
+        seen,
+        imported,
         "every imported row exactly once, nothing else ({} failed imports: {:?})",
         failed.len(),
         failed.first()

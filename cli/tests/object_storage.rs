@@ -50,7 +50,14 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
     let file = remote.dir.path().join("points.parquet");
     write_points(&file, &points, None);
     remote
-        .run(&["import", file.to_str().unwrap(), "--table", "db.points", "--rows-per-file", "500"])
+        .run(&[
+            "import",
+            file.to_str().unwrap(),
+            "--table",
+            "db.points",
+            "--rows-per-file",
+            "500",
+        ])
         .ok();
     let count = remote
         .run(&["sql", "SELECT count(*) FROM db.points"])
@@ -58,15 +65,27 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
         .stdout;
     assert_eq!(count.trim(), points.len().to_string());
     remote
-        .run(&["sql", "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12)"])
+        .run(&[
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12)",
+        ])
         .ok();
     let j = remote.run(&["--json", "inspect", "db.points"]).ok().json();
     assert!(
-        j["location"].as_str().unwrap().starts_with(&format!("s3://{}/", remote.bucket)),
+        j["location"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("s3://{}/", remote.bucket)),
         "{j}"
     );
     let window = "SELECT count(*) FROM db.points WHERE ST_Intersects(geometry, ST_MakeEnvelope(0, 0, 90, 45, 4326))";
-    let n: usize = remote.run(&["sql", window]).ok().stdout.trim().parse().unwrap();
+    let n: usize = remote
+        .run(&["sql", window])
+        .ok()
+        .stdout
+        .trim()
+        .parse()
+        .unwrap();
     let expected = points
         .iter()
         .filter(|(_, x, y)| (0.0..=90.0).contains(x) && (0.0..=45.0).contains(y))
@@ -84,7 +103,12 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
 
     // A remote warehouse without a shared catalog is refused, naming the fix.
     let out = Command::new(env!("CARGO_BIN_EXE_geoberg"))
-        .args(["--warehouse", "s3://bucket/x", "sql", "SHOW TBLPROPERTIES db.points"])
+        .args([
+            "--warehouse",
+            "s3://bucket/x",
+            "sql",
+            "SHOW TBLPROPERTIES db.points",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
