@@ -14,16 +14,13 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use geoberg_crs::{Crs, FormatVersion, validate_declaration};
-use geoberg_table::{
-    Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent,
-};
+use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Value, json};
 
 use crate::args::{GlobalArgs, ImportArgs};
 use crate::context::{Access, Context};
 use crate::error::{CliError, Result};
-use crate::types::table_type_of_arrow;
 
 /// What the file says about its geometry.
 #[derive(Debug, Default)]
@@ -256,7 +253,7 @@ fn srid(geo: &GeoParquet, column: &str, args: &ImportArgs) -> Result<i32> {
 /// The table the file's schema describes, with `column` as `geometry(srid)`; the CRS rules are
 /// checked here, before anything is written.
 fn create_from_schema(schema: &Schema, column: &str, srid: i32) -> Result<CreateTable> {
-    let geometry = DataType::Geometry { srid };
+    let geometry = DataType::geometry(srid);
     if let Some(t) = geometry.column_type() {
         validate_declaration(column, &t, FormatVersion::V3).map_err(geoberg_table::Error::from)?;
     }
@@ -265,7 +262,7 @@ fn create_from_schema(schema: &Schema, column: &str, srid: i32) -> Result<Create
         let data_type = if f.name() == column {
             geometry.clone()
         } else {
-            table_type_of_arrow(f.data_type()).ok_or_else(|| CliError::Unsupported {
+            DataType::from_arrow(f.data_type()).ok_or_else(|| CliError::Unsupported {
                 what: format!("column {} of Arrow type {}", f.name(), f.data_type()),
                 fix: "geoberg tables hold boolean, integer, float, string, binary, date and \
                       timestamp columns; drop or cast the column before importing"
@@ -344,9 +341,7 @@ fn label_srid(batch: &RecordBatch, column: &str, srid: i32) -> Result<RecordBatc
 
 /// Undoes the creation of a table whose import failed: catalog row and folder.
 fn drop_new_table(ctx: &Context, ident: &TableIdent) {
-    let _ = ctx.catalog.drop_table(ident);
-    let mut dir = ctx.warehouse.clone();
-    dir.extend(ident.namespace());
-    dir.push(ident.name());
-    let _ = std::fs::remove_dir_all(dir);
+    if let Ok(table) = Table::load(ctx.dyn_catalog(), ident) {
+        let _ = table.drop_table(true);
+    }
 }

@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use geoberg_sql::{REWRITE_ALL, RewriteRequest, RewriteStrategy};
-use geoberg_table::{Extent, RewriteReport, Table};
+use geoberg_sql::RewriteRequest;
+use geoberg_table::{RewriteReport, Table};
 use indicatif::ProgressBar;
 use serde_json::{Value, json};
 
@@ -56,33 +56,14 @@ pub fn rewrite(
     let ident = ctx.resolve(&request.table)?;
     let table = Table::load(ctx.dyn_catalog(), &ident)?;
     let start = Instant::now();
-    let result = match &request.strategy {
-        RewriteStrategy::Hilbert(h) => {
-            // `Table::execute_rewrite` has no progress hook, so the request is mapped onto the
-            // builder here. CREATE SPATIAL INDEX put `rewrite-all` into the options; a CALL
-            // without it keeps Iceberg's default (false), not the builder's.
-            let mut options = request.options.clone();
-            options
-                .entry(REWRITE_ALL.to_string())
-                .or_insert_with(|| "false".to_string());
-            let mut rewrite = table
-                .rewrite()
-                .hilbert(&h.column, u32::from(h.precision))
-                .options(options)
-                .on_progress(|done, total| {
-                    bar.set_length(total);
-                    bar.set_position(done);
-                });
-            if let Some(b) = h.bounds {
-                rewrite = rewrite.bounds(Extent::new(b.min_x, b.min_y, b.max_x, b.max_y));
-            }
-            if let Some(f) = &request.filter {
-                rewrite = rewrite.filter(f.clone());
-            }
-            rewrite.execute()
-        }
-        RewriteStrategy::BinPack => table.execute_rewrite(request),
-    };
+    let result = table.rewrite_request(request).and_then(|rewrite| {
+        rewrite
+            .on_progress(|done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            })
+            .execute()
+    });
     bar.finish_and_clear();
     let (table, report) = result?;
     Ok((

@@ -40,7 +40,6 @@ mod output;
 mod query;
 mod sql;
 mod svg;
-mod types;
 
 use std::process::ExitCode;
 

@@ -45,8 +45,7 @@ fn expire(ctx: &Context, table: &Table, cutoff_ms: i64, retain_last: usize) -> R
     );
     for (path, error) in &report.undeleted_files {
         text.push_str(&format!(
-            "could not delete {} ({error}); remove-orphans will find it\n",
-            path.display()
+            "could not delete {path} ({error}); remove-orphans will find it\n"
         ));
     }
     ctx.output.emit(
@@ -77,7 +76,7 @@ fn orphans(ctx: &Context, table: &Table, cutoff_ms: i64, dry_run: bool) -> Resul
     let verb = if dry_run { "would remove" } else { "removed" };
     let mut text = format!("{verb} {} orphan files of {}\n", files.len(), table.ident());
     for f in &files {
-        text.push_str(&format!("  {}\n", f.display()));
+        text.push_str(&format!("  {f}\n"));
     }
     ctx.output.emit(
         text,

@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use geoberg_crs::ColumnType;
 use geoberg_sql::{CreateTableRequest, Projection, SelectRequest, Statement, TableName};
-use geoberg_table::{Catalog, Table};
+use geoberg_table::Table;
 use serde_json::{Value, json};
 use wkt::ToWkt;
 
@@ -48,7 +48,7 @@ pub fn run(global: &GlobalArgs, args: &SqlArgs) -> Result<()> {
     let mut creates = false;
     for s in &statements {
         if let Statement::CreateTable(request) = s {
-            crate::types::create_table(request)?;
+            geoberg_table::CreateTable::from_request(request)?;
             creates = true;
         }
     }
@@ -209,7 +209,7 @@ fn load(ctx: &Context, name: &TableName) -> Result<Table> {
 /// Everything that can be checked without writing is checked before the namespace is created.
 pub fn create_table(ctx: &Context, request: &CreateTableRequest) -> Result<(Table, bool)> {
     let ident = ctx.resolve(&request.table)?;
-    let create = crate::types::create_table(request)?;
+    let create = geoberg_table::CreateTable::from_request(request)?;
     if ctx.catalog.metadata_location(&ident)?.is_some() {
         if request.if_not_exists {
             return Ok((Table::load(ctx.dyn_catalog(), &ident)?, false));

@@ -140,6 +140,16 @@ pub enum CrsError {
         reason: &'static str,
     },
 
+    /// A Hilbert precision outside 1..=32 bits per axis.
+    #[error(
+        "Hilbert precision {precision} is out of range: use 1..=32 bits per axis (10 is enough to \
+         cluster ~1000 files; 16 also sorts rows finely for row-group skipping)"
+    )]
+    InvalidPrecision {
+        /// The precision as given.
+        precision: u32,
+    },
+
     /// Data that reaches outside the bounds it is clustered in.
     #[error(
         "the data bounding box {data} reaches outside the bounds {bounds}, so values outside would be clamped to the edge of the curve. \
@@ -392,6 +402,7 @@ impl CrsError {
             CrsError::DefaultBoundsNotWgs84 { .. } => "ST_DEFAULT_BOUNDS_NOT_WGS84",
             CrsError::UnknownExtent { .. } => "ST_UNKNOWN_EXTENT",
             CrsError::InvalidBounds { .. } => "ST_INVALID_BOUNDS",
+            CrsError::InvalidPrecision { .. } => "ST_INVALID_PRECISION",
             CrsError::BoundsDoNotCover { .. } => "ST_BOUNDS_DO_NOT_COVER",
             CrsError::UnsupportedReprojection { .. } => "ST_UNSUPPORTED_REPROJECTION",
             CrsError::LatitudeOutOfDomain { .. } => "ST_LATITUDE_OUT_OF_DOMAIN",

@@ -59,6 +59,26 @@ impl Extent {
         }
     }
 
+    /// The extent grown by `d` on every side (`ST_DWithin`'s search box in planar units).
+    pub fn expand(self, d: f64) -> Extent {
+        Extent::new(
+            self.min_x - d,
+            self.min_y - d,
+            self.max_x + d,
+            self.max_y + d,
+        )
+    }
+
+    /// The smallest extent holding this one and the point (`x`, `y`).
+    pub fn include(self, x: f64, y: f64) -> Extent {
+        Extent::new(
+            self.min_x.min(x),
+            self.min_y.min(y),
+            self.max_x.max(x),
+            self.max_y.max(y),
+        )
+    }
+
     /// Checks that the corners are finite and ordered.
     pub fn validate(&self) -> Result<(), CrsError> {
         let invalid = |reason| {

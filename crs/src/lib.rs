@@ -11,6 +11,7 @@
 //! | which CRS a column may declare, and in which format version | [`validate_declaration`] |
 //! | which value SRIDs a column accepts | [`check_value_srid`] |
 //! | whether spatial filters skip files | [`can_skip_files`] |
+//! | a Hilbert curve's precision and bounds | [`HilbertSpec`] |
 //! | bounds of `hilbert(geom, precision)` | [`default_hilbert_bounds`] |
 //! | extents, and bounds that must cover the data | [`extent_of`], [`check_bounds_cover`] |
 //! | 4326 <-> 3857 for points, slices, Arrow arrays, WKB | [`Reprojection`] |
@@ -53,6 +54,7 @@ mod extent;
 mod file_skipping;
 mod format_version;
 mod hilbert_bounds;
+mod hilbert_spec;
 mod mercator;
 mod reproject;
 mod value_check;
@@ -70,6 +72,7 @@ pub use extent::{
 pub use file_skipping::{SkipDecision, can_skip_files};
 pub use format_version::FormatVersion;
 pub use hilbert_bounds::default_hilbert_bounds;
+pub use hilbert_spec::HilbertSpec;
 pub use mercator::{WEB_MERCATOR_RADIUS, lonlat_to_web_mercator, web_mercator_to_lonlat};
 pub use reproject::Reprojection;
 pub use value_check::check_value_srid;

@@ -197,7 +197,8 @@ impl<'a> Walker<'a> {
         })
     }
 
-    fn header(&mut self) -> Result<Header, CrsError> {
+    /// Reads a geometry header; `nested` for members of a multi geometry or collection.
+    fn header(&mut self, nested: bool) -> Result<Header, CrsError> {
         let at = self.take(1, "the byte-order marker")?;
         let little_endian = match self.buf[at] {
             0 => false,
@@ -219,7 +220,7 @@ impl<'a> Walker<'a> {
         let has_z = code & EWKB_Z != 0 || iso == 1 || iso == 3;
         let has_m = code & EWKB_M != 0 || iso == 2 || iso == 3;
         if code & EWKB_SRID != 0 {
-            self.srid(little_endian)?;
+            self.srid(little_endian, nested)?;
         }
         Ok(Header {
             little_endian,
@@ -229,9 +230,15 @@ impl<'a> Walker<'a> {
     }
 
     /// Checks an EWKB SRID against the source CRS and relabels it with the target's.
-    fn srid(&mut self, little_endian: bool) -> Result<(), CrsError> {
+    ///
+    /// JTS's `WKBWriter` (Sedona's `ST_AsEWKB`) repeats the SRID on every member of a collection;
+    /// a member's SRID 0 says nothing and is left as it is, as `geoberg-geostats` accepts it.
+    fn srid(&mut self, little_endian: bool, nested: bool) -> Result<(), CrsError> {
         let at = self.pos;
         let wkb_srid = self.u32(little_endian, "the EWKB SRID")? as i32;
+        if nested && wkb_srid == 0 {
+            return Ok(());
+        }
         if self.from.srid().is_some_and(|s| s != wkb_srid) {
             return Err(CrsError::WkbSridMismatch {
                 wkb_srid,
@@ -250,7 +257,7 @@ impl<'a> Walker<'a> {
     }
 
     fn geometry(&mut self, depth: usize) -> Result<u32, CrsError> {
-        let header = self.header()?;
+        let header = self.header(depth > 0)?;
         let le = header.little_endian;
         match header.base {
             1 => self.coordinates(1, header)?,

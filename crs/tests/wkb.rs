@@ -292,6 +292,36 @@ fn ewkb_srid_must_match_the_source() {
 }
 
 #[test]
+fn nested_srids_as_jts_writes_them() {
+    // GEOMETRYCOLLECTION with SRID 4326 holding POINT (10 20) with SRID `member`.
+    let collection = |member: u32| {
+        let mut v = vec![1u8];
+        for w in [0x2000_0007u32, 4326, 1] {
+            v.extend(w.to_le_bytes());
+        }
+        v.push(1);
+        for w in [0x2000_0001u32, member] {
+            v.extend(w.to_le_bytes());
+        }
+        v.extend(10f64.to_le_bytes());
+        v.extend(20f64.to_le_bytes());
+        v
+    };
+    let to_mercator =
+        |w: &[u8]| Reprojection::LonLatToWebMercator.transform_wkb(w, &Crs::Epsg(4326));
+    // The member repeats the outer SRID: both are relabelled.
+    let out = to_mercator(&collection(4326)).unwrap();
+    assert_eq!(u32::from_le_bytes(out[5..9].try_into().unwrap()), 3857);
+    assert_eq!(u32::from_le_bytes(out[18..22].try_into().unwrap()), 3857);
+    // SRID 0 on the member says nothing: accepted and left alone.
+    let out = to_mercator(&collection(0)).unwrap();
+    assert_eq!(u32::from_le_bytes(out[18..22].try_into().unwrap()), 0);
+    // Another SRID is a mismatch.
+    let err = to_mercator(&collection(3857)).unwrap_err();
+    assert_eq!(err.code(), "ST_WKB_SRID_MISMATCH");
+}
+
+#[test]
 fn malformed_values_give_typed_errors() {
     let good = build(
         6,

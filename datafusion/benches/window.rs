@@ -70,7 +70,7 @@ fn setup() -> Setup {
         Column::new("id", DataType::Long).required(),
         Column::new("arrival_ts", DataType::Timestamptz).required(),
         Column::new("state", DataType::String).required(),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(
         Arc::clone(&catalog),

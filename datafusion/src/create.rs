@@ -51,7 +51,7 @@ pub(crate) fn create_from_provider(
     let mut columns = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
         let data_type = column_type(ident, field, &mut notices)?;
-        undeclared |= data_type == DataType::LegacyGeometry
+        undeclared |= data_type == DataType::LEGACY_GEOMETRY
             && field.metadata().get(SQL_TYPE_METADATA).is_none();
         let column = Column::new(field.name(), data_type);
         columns.push(if field.is_nullable() {
@@ -60,12 +60,9 @@ pub(crate) fn create_from_provider(
             column.required()
         });
     }
-    let declared = columns.iter().any(|c| {
-        matches!(
-            c.data_type,
-            DataType::Geometry { .. } | DataType::Geography { .. }
-        )
-    });
+    let declared = columns
+        .iter()
+        .any(|c| c.data_type.is_geo() && c.data_type != DataType::LEGACY_GEOMETRY);
     let mut create = CreateTable::new(columns);
     if undeclared {
         create = create.allow_undeclared_crs();
@@ -118,17 +115,14 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
                     crs_text.unwrap_or_default()
                 )));
             }
-            return Ok(DataType::Geography {
-                srid: 4326,
-                algorithm: Default::default(),
-            });
+            return Ok(DataType::geography(4326));
         }
         let declarable = srid.filter(|&s| {
             validate_declaration(name, &ColumnType::geometry(Crs::Srid(s)), FormatVersion::V3)
                 .is_ok()
         });
         if let Some(srid) = declarable {
-            return Ok(DataType::Geometry { srid });
+            return Ok(DataType::geometry(srid));
         }
         let why = match &crs_text {
             None => "it is computed by an ST_ function whose result carries no SRID".to_string(),
@@ -147,7 +141,7 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
              {ident} SELECT ..., ST_SetSRID(<geometry>, 4326) (or ST_Transform(<geometry>, \
              'EPSG:4326') to reproject)"
         ));
-        return Ok(DataType::LegacyGeometry);
+        return Ok(DataType::LEGACY_GEOMETRY);
     }
     let data_type = match field.data_type() {
         ArrowType::Boolean => DataType::Boolean,

@@ -64,6 +64,7 @@ mod catalog;
 mod codec;
 mod create;
 mod crs_literal;
+mod deleted_rows;
 mod error;
 mod geo_schema;
 mod handle;

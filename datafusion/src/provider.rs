@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::Session as EngineSession;
-use datafusion::common::{DFSchema, not_impl_err};
+use datafusion::common::{DFSchema, not_impl_err, plan_err};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result};
@@ -16,6 +16,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use geoberg_crs::ColumnType;
 use geoberg_table::Table;
 
+use crate::deleted_rows::DeletedRows;
 use crate::error::table_error;
 use crate::geo_schema::table_arrow_schema;
 use crate::handle::TableHandle;
@@ -23,7 +24,7 @@ use crate::insert::GeobergSink;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
 use crate::scan_plan::{choose_files, partition, plan_row_groups, read_footers};
-use crate::store::object_store_url;
+use crate::store::{object_store_url, register_table_store};
 
 /// A geoberg table in DataFusion: scans prune files and row groups with the pushed filters,
 /// `INSERT` appends through the table crate (one commit per statement).
@@ -91,10 +92,18 @@ impl TableProvider for GeobergTableProvider {
         let pushed = PushedFilters::new(filters, &self.columns);
         let handle = Arc::clone(&self.handle);
         let planned = pushed.clone();
-        let (table, choice) = tokio::task::spawn_blocking(move || {
+        let (table, choice, deleted) = tokio::task::spawn_blocking(move || {
             let table = handle.current()?;
             let choice = choose_files(&table, &planned)?;
-            Ok::<_, geoberg_table::Error>((table, choice))
+            let deleted = choice
+                .files
+                .iter()
+                .map(|f| {
+                    let positions = table.deleted_positions(&f.path)?;
+                    Ok(positions.map(|p| DeletedRows::from_vector(&p)))
+                })
+                .collect::<geoberg_table::Result<Vec<_>>>()?;
+            Ok::<_, geoberg_table::Error>((table, choice, deleted))
         })
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?
@@ -103,14 +112,30 @@ impl TableProvider for GeobergTableProvider {
         let files = choice.files;
 
         // Footers are worth reading at planning to skip row groups on their geo statistics,
-        // and to split a few large files over the partitions by row group.
+        // and to split a few large files over the partitions by row group; deleted positions
+        // need them to become row selections.
         let target_partitions = state.config().target_partitions();
-        let needs_footers =
-            !files.is_empty() && (!pushed.spatial.is_anything() || files.len() < target_partitions);
+        let needs_footers = !files.is_empty()
+            && (!pushed.spatial.is_anything()
+                || files.len() < target_partitions
+                || deleted.iter().any(Option::is_some));
+        let store_url = register_table_store(&table, state.runtime_env())?;
+        for f in &files {
+            let url = object_store_url(&f.path)?;
+            if url != store_url {
+                return plan_err!(
+                    "data file {} of table {} is in the object store {url}, not in the table's \
+                     store {store_url}; the engine reads a table's files from one store: rewrite \
+                     the table (CALL system.rewrite_data_files) to bring its files home",
+                    f.path,
+                    table.ident()
+                );
+            }
+        }
         let mut selections = vec![None; files.len()];
         if needs_footers {
             let runtime = state.runtime_env();
-            let store = runtime.object_store(object_store_url())?;
+            let store = runtime.object_store(&store_url)?;
             let cache = runtime.cache_manager.get_file_metadata_cache();
             let footers = read_footers(&store, &cache, &files).await?;
             let column_types: std::collections::HashMap<String, ColumnType> = table
@@ -120,7 +145,7 @@ impl TableProvider for GeobergTableProvider {
                 .collect();
             selections = plan_row_groups(&footers, &pushed.spatial, &column_types, &mut summary);
         }
-        let partitions = partition(&files, &selections, target_partitions);
+        let partitions = partition(&files, &selections, &deleted, target_partitions);
 
         let predicate = match conjunction(pushed.parquet_exprs.iter().cloned()) {
             Some(expr) => {
@@ -132,6 +157,7 @@ impl TableProvider for GeobergTableProvider {
         let spec = ScanSpec {
             table: table.ident().to_string(),
             metadata_location: table.metadata_location().to_string(),
+            store_url: store_url.to_string(),
             projection: projection.cloned(),
             limit,
             partitions,

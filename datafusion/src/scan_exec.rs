@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::pushdown::SpatialPruning;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
-use crate::store::object_store_url;
+use datafusion::common::internal_err;
+use datafusion::execution::object_store::ObjectStoreUrl;
 
 /// Everything a scan node is, apart from its schema and Parquet predicate: what
 /// [`crate::GeobergPhysicalCodec`] ships to another process.
@@ -35,6 +36,10 @@ pub struct ScanSpec {
     pub table: String,
     /// The metadata file of the table version planned.
     pub metadata_location: String,
+    /// The object store the data files are read from (`file:///`, `s3://bucket/`); a process
+    /// that decodes the node must have it registered in its runtime (a
+    /// [`Session`](crate::Session) over the same catalog registers it when it plans a query).
+    pub store_url: String,
     /// Columns of the table schema to return, by index (`None`: all).
     pub projection: Option<Vec<usize>>,
     /// Rows to return at most (per partition, then overall above the scan).
@@ -134,7 +139,7 @@ fn build_reader(
     runtime: &RuntimeEnv,
     parquet: &ParquetOptions,
 ) -> Result<Arc<dyn ExecutionPlan>> {
-    let url = object_store_url();
+    let url = ObjectStoreUrl::parse(&spec.store_url)?;
     let store = runtime.object_store(&url)?;
     let cache = runtime.cache_manager.get_file_metadata_cache();
     let options = TableParquetOptions {
@@ -149,8 +154,8 @@ fn build_reader(
     if let Some(p) = predicate {
         source = source.with_predicate(Arc::clone(p));
     }
-    // Row counts are exact only when the reader prunes nothing beyond what was planned (and,
-    // once deletes are applied, they must count the deleted rows out).
+    // Row counts are exact only when the reader prunes nothing beyond what was planned (they
+    // count deleted rows out).
     let exact_rows = predicate.is_none();
     let rows_of = |slices: &[FileSlice]| -> Option<usize> {
         slices
@@ -192,13 +197,25 @@ fn partitioned_file(
     exact_rows: bool,
 ) -> Result<PartitionedFile> {
     let mut file = PartitionedFile::new_from_meta(object_meta(&slice.location, slice.size)?);
-    if let Some(selection) = &slice.row_groups {
-        let mut plan = ParquetAccessPlan::new_none(selection.count);
-        for &i in &selection.read {
-            plan.scan(i);
+    match (&slice.row_groups, &slice.deleted) {
+        (Some(selection), deleted) => {
+            let mut plan = ParquetAccessPlan::new_none(selection.count);
+            for &i in &selection.read {
+                plan.scan(i);
+                let (start, rows) = selection.span(i);
+                if let Some(live) = deleted.as_ref().and_then(|d| d.selection(start, rows)) {
+                    plan.scan_selection(i, live);
+                }
+            }
+            file = file.with_extension(plan);
         }
-        // Later, deletion vectors become row selections of the same access plan.
-        file = file.with_extension(plan);
+        (None, Some(_)) => {
+            return internal_err!(
+                "data file {} has deleted rows but its row groups were not planned",
+                slice.location
+            );
+        }
+        (None, None) => {}
     }
     if let (true, Some(rows)) = (exact_rows, slice.rows) {
         let rows = usize::try_from(rows).map_or(Precision::Absent, Precision::Exact);

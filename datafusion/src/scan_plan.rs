@@ -17,6 +17,7 @@ use object_store::{ObjectMeta, ObjectStore};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use serde::{Deserialize, Serialize};
 
+use crate::deleted_rows::DeletedRows;
 use crate::pushdown::{PushedFilters, SpatialPruning};
 use crate::store::object_path;
 
@@ -26,14 +27,19 @@ const FOOTER_READS_IN_FLIGHT: usize = 16;
 /// One file (or some of its row groups) that one partition reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileSlice {
-    /// The data file's location in the manifest (`file:///...`).
+    /// The data file's location in the manifest (`file:///...`, `s3://...`).
     pub location: String,
     /// File size in bytes (from the manifest).
     pub size: u64,
     /// The row groups to read, when the footer was read at planning; `None`: all.
     pub row_groups: Option<RowGroupSelection>,
-    /// Rows this slice returns, when known (the manifest's count, or the kept row groups').
+    /// Rows this slice returns, when known (the manifest's count, or the kept row groups'),
+    /// deleted rows not counted.
     pub rows: Option<u64>,
+    /// The file's deleted rows (from deletion vectors and position delete files), skipped by
+    /// the reader; `None` when none are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<DeletedRows>,
 }
 
 /// The row groups of a file to read.
@@ -43,6 +49,17 @@ pub struct RowGroupSelection {
     pub count: usize,
     /// Indices to read, ascending.
     pub read: Vec<usize>,
+    /// Rows of every row group of the file (where each starts: what deleted positions are
+    /// relative to).
+    pub rows: Vec<u64>,
+}
+
+impl RowGroupSelection {
+    /// The file row where row group `index` starts, and its rows.
+    pub fn span(&self, index: usize) -> (u64, u64) {
+        let start = self.rows[..index].iter().sum();
+        (start, self.rows[index])
+    }
 }
 
 /// What planning skipped and why: the scan node's display and metrics.
@@ -341,6 +358,7 @@ pub(crate) fn plan_row_groups(
                 selection: RowGroupSelection {
                     count: keep.len(),
                     read,
+                    rows: sizes.iter().map(|&(_, rows)| rows).collect(),
                 },
                 sizes,
             })
@@ -358,28 +376,43 @@ struct Unit {
 
 /// Spreads the files (and, where their footers are known, their row groups) over at most
 /// `target_partitions` partitions of about equal bytes, keeping each file's row groups in
-/// order and together where they fall in one partition.
+/// order and together where they fall in one partition. `deleted` holds each file's deleted
+/// rows: row groups with no live row are not read, and row counts leave deleted rows out.
 pub(crate) fn partition(
     files: &[FileBounds],
     selections: &[Option<FooterPlan>],
+    deleted: &[Option<DeletedRows>],
     target_partitions: usize,
 ) -> Vec<Vec<FileSlice>> {
     let mut units = Vec::new();
     for (i, file) in files.iter().enumerate() {
+        let deleted = deleted[i].as_ref();
         match &selections[i] {
             Some(FooterPlan { selection, sizes }) => {
-                units.extend(selection.read.iter().map(|&rg| Unit {
-                    file: i,
-                    row_group: Some(rg),
-                    bytes: sizes[rg].0.max(1),
-                    rows: Some(sizes[rg].1),
-                }))
+                for &rg in &selection.read {
+                    let (start, rows) = selection.span(rg);
+                    let live = rows - deleted.map_or(0, |d| d.count_in(start, rows));
+                    if live == 0 && rows > 0 {
+                        continue;
+                    }
+                    units.push(Unit {
+                        file: i,
+                        row_group: Some(rg),
+                        bytes: sizes[rg].0.max(1),
+                        rows: Some(live),
+                    });
+                }
             }
             None => units.push(Unit {
                 file: i,
                 row_group: None,
                 bytes: file.size_in_bytes.max(1),
-                rows: Some(file.record_count),
+                rows: deleted
+                    .map(|d| {
+                        file.record_count
+                            .checked_sub(d.count_in(0, file.record_count))
+                    })
+                    .unwrap_or(Some(file.record_count)),
             }),
         }
     }
@@ -405,12 +438,18 @@ pub(crate) fn partition(
                 location: file.path.clone(),
                 size: file.size_in_bytes,
                 row_groups: row_group.map(|rg| RowGroupSelection {
-                    count: selections[unit.file]
-                        .as_ref()
-                        .map_or(0, |f| f.selection.count),
                     read: vec![rg],
+                    ..selections[unit.file]
+                        .as_ref()
+                        .map(|f| f.selection.clone())
+                        .unwrap_or_else(|| RowGroupSelection {
+                            count: 0,
+                            read: Vec::new(),
+                            rows: Vec::new(),
+                        })
                 }),
                 rows: unit.rows,
+                deleted: deleted[unit.file].clone(),
             }),
         }
     }
@@ -438,7 +477,7 @@ mod tests {
             file("d", 100),
         ];
         let none = vec![None; 4];
-        let parts = partition(&files, &none, 2);
+        let parts = partition(&files, &none, &[None, None, None, None], 2);
         assert_eq!(parts.len(), 2);
         assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
 
@@ -448,10 +487,11 @@ mod tests {
             selection: RowGroupSelection {
                 count: 4,
                 read: vec![0, 2, 3],
+                rows: vec![5; 4],
             },
             sizes: vec![(100, 5), (100, 5), (100, 5), (100, 5)],
         })];
-        let parts = partition(&one, &sel, 4);
+        let parts = partition(&one, &sel, &[None], 4);
         let read: Vec<Vec<usize>> = parts
             .iter()
             .flat_map(|p| p.iter().map(|s| s.row_groups.clone().unwrap().read))
@@ -460,6 +500,17 @@ mod tests {
         assert!(parts.iter().flatten().all(|s| s.rows == Some(5)));
 
         // Nothing to read: one empty partition.
-        assert_eq!(partition(&[], &[], 8), vec![Vec::<FileSlice>::new()]);
+        assert_eq!(partition(&[], &[], &[], 8), vec![Vec::<FileSlice>::new()]);
+
+        // Deleted rows: row group 2 (rows 10..15) entirely, one row of row group 3.
+        let vector = geoberg_table::DeletionVector::from_positions([10, 11, 12, 13, 14, 16]);
+        let deleted = [Some(DeletedRows::from_vector(&vector.unwrap()))];
+        let parts = partition(&one, &sel, &deleted, 4);
+        let read: Vec<(Vec<usize>, Option<u64>)> = parts
+            .iter()
+            .flatten()
+            .map(|s| (s.row_groups.clone().unwrap().read, s.rows))
+            .collect();
+        assert_eq!(read, [(vec![0], Some(5)), (vec![3], Some(4))]);
     }
 }

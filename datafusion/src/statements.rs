@@ -5,11 +5,8 @@ use std::sync::Arc;
 use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_crs::{ColumnType as GeoType, Crs};
-use geoberg_sql::{
-    ColumnType as SqlType, CreateTableRequest, PartitionTransform, Statement, TableName,
-};
-use geoberg_table::{Catalog, Column, CreateTable, DataType, PartitionField, Table, TableIdent};
-use iceberg::spec::Transform;
+use geoberg_sql::{Statement, TableName};
+use geoberg_table::{Catalog, CreateTable, Table, TableIdent};
 
 use crate::error::{Error, Result};
 
@@ -23,7 +20,7 @@ pub(crate) fn run(
     match statement {
         Statement::CreateTable(request) => {
             let ident = resolve(catalog_name, &request.table)?;
-            let create = create_table(request)?;
+            let create = CreateTable::from_request(request)?;
             if catalog.metadata_location(&ident)?.is_some() {
                 if request.if_not_exists {
                     notices.push(format!("table {ident} exists, unchanged"));
@@ -200,86 +197,4 @@ fn geo_type_sql(t: &GeoType) -> String {
         GeoType::Geometry { crs: c } => format!("geometry({})", crs(c)),
         GeoType::Geography { crs: c, edges } => format!("geography({}, {})", crs(c), edges.name()),
     }
-}
-
-/// A parsed `CREATE TABLE` as the table crate's builder. The table crate checks every CRS
-/// declaration when it creates the table; the SRID must be given as a number here.
-fn create_table(request: &CreateTableRequest) -> Result<CreateTable> {
-    let mut columns = Vec::with_capacity(request.columns.len());
-    for c in &request.columns {
-        if c.comment.is_some() {
-            return Err(Error::Unsupported {
-                what: format!("COMMENT on column {}", c.name),
-                fix: "column comments are not stored yet; remove the COMMENT clause".into(),
-            });
-        }
-        let column = Column::new(&c.name, table_type(&c.name, &c.data_type)?);
-        columns.push(if c.required {
-            column.required()
-        } else {
-            column
-        });
-    }
-    let mut create = CreateTable::new(columns);
-    for p in &request.partitioning {
-        let transform = match p.transform {
-            PartitionTransform::Identity => Transform::Identity,
-            PartitionTransform::Bucket(n) => Transform::Bucket(n),
-            PartitionTransform::Truncate(w) => Transform::Truncate(w),
-            PartitionTransform::Year => Transform::Year,
-            PartitionTransform::Month => Transform::Month,
-            PartitionTransform::Day => Transform::Day,
-            PartitionTransform::Hour => Transform::Hour,
-        };
-        create = create.partition_by(PartitionField {
-            column: p.column.clone(),
-            transform,
-        });
-    }
-    for (k, v) in &request.properties {
-        create = create.property(k, v);
-    }
-    Ok(create)
-}
-
-fn table_type(column: &str, ty: &SqlType) -> Result<DataType> {
-    let srid_of = |crs: &Crs| {
-        crs.srid().ok_or_else(|| Error::Invalid {
-            what: "CRS",
-            value: crs.to_string(),
-            fix: format!(
-                "column {column}: declare the CRS by SRID, e.g. geometry(4326), geometry(3857) \
-                 or geometry(0)"
-            ),
-        })
-    };
-    Ok(match ty {
-        SqlType::Boolean => DataType::Boolean,
-        SqlType::Int => DataType::Int,
-        SqlType::Long => DataType::Long,
-        SqlType::Float => DataType::Float,
-        SqlType::Double => DataType::Double,
-        SqlType::Date => DataType::Date,
-        // Spark's `timestamp` carries a zone; `timestamp_ntz` does not.
-        SqlType::Timestamp => DataType::Timestamptz,
-        SqlType::TimestampNtz => DataType::Timestamp,
-        SqlType::String => DataType::String,
-        SqlType::Binary => DataType::Binary,
-        SqlType::Geometry { crs: None } => DataType::LegacyGeometry,
-        SqlType::Geometry { crs: Some(crs) } => DataType::Geometry {
-            srid: srid_of(crs)?,
-        },
-        SqlType::Geography { crs, algorithm } => DataType::Geography {
-            srid: srid_of(crs.as_ref().unwrap_or(&Crs::OgcCrs84))?,
-            algorithm: algorithm.unwrap_or_default(),
-        },
-        SqlType::Decimal { .. } | SqlType::Uuid => {
-            return Err(Error::Unsupported {
-                what: format!("column {column} of type {ty}"),
-                fix: "geoberg tables do not store decimal or uuid columns yet; use double, \
-                      bigint or string"
-                    .into(),
-            });
-        }
-    })
 }

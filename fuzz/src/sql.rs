@@ -1,8 +1,9 @@
 //! Statement text: `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`, `CREATE TABLE`,
 //! `SHOW`/`DESCRIBE`, `SELECT`/`EXPLAIN` and bare conditions.
 
+use geoberg_crs::HilbertSpec;
 use geoberg_geostats::bbox_of_wkb;
-use geoberg_sql::{MAX_PRECISION, Predicate, Statement, parse, parse_condition};
+use geoberg_sql::{Predicate, Statement, parse, parse_condition};
 
 /// Fuzz target `sql_parse`: the input (lossy UTF-8) is parsed as a statement and as a condition.
 ///
@@ -36,7 +37,11 @@ fn check_statement(statement: &Statement) {
     match statement {
         Statement::Rewrite(r) => {
             if let Some(h) = r.hilbert() {
-                assert!((1..=MAX_PRECISION).contains(&h.precision), "{h:?}");
+                assert!(
+                    (HilbertSpec::MIN_PRECISION..=HilbertSpec::MAX_PRECISION)
+                        .contains(&h.precision),
+                    "{h:?}"
+                );
                 if let Some(b) = h.bounds {
                     let all = [b.min_x, b.min_y, b.max_x, b.max_y];
                     assert!(all.iter().all(|v| v.is_finite()), "{b:?}");

@@ -17,8 +17,10 @@ use crate::reference_wkb::{Coord, coordinates};
 /// * Where the reference reader decodes the value too, the box is exactly the per-dimension
 ///   min/max of the non-NaN coordinates (so it contains every coordinate and is tight), and
 ///   `None` exactly when X or Y has no non-NaN value.
-/// * The geography box has the planar Y/Z/M ranges, and its X range (possibly wrapping the
-///   antimeridian) covers every longitude.
+/// * The geography box lies in the lon/lat ranges, has the planar Z/M ranges, and holds every
+///   vertex that has finite X and Y in those ranges (its X range may wrap the antimeridian, its
+///   Y range may exceed the vertices' where great-circle edges bulge); it is `None` exactly when
+///   no vertex can be placed on the sphere.
 /// * `BBoxAccumulator` over the value gives the same box.
 pub fn wkb_bbox(data: &[u8]) {
     let planar = bbox_of_wkb(data);
@@ -44,33 +46,47 @@ pub fn wkb_bbox(data: &[u8]) {
             reference_bbox(&coords),
             "box is not the coordinates' extent"
         );
+        // Geography places each vertex with finite X and Y on the sphere; the box (edges bulge,
+        // so it may be larger than the planar one) holds every vertex in the canonical range.
+        let on_sphere: Vec<&Coord> = coords
+            .iter()
+            .filter(|c| c.x.is_finite() && c.y.is_finite())
+            .collect();
+        assert_eq!(
+            geography.is_some(),
+            !on_sphere.is_empty(),
+            "geography box {geography:?} vs vertices {coords:?}"
+        );
         if let Some(g) = geography {
-            for c in coords.iter().filter(|c| !c.x.is_nan()) {
-                let covered = if g.min_x <= g.max_x {
-                    g.min_x <= c.x && c.x <= g.max_x
-                } else {
-                    c.x >= g.min_x || c.x <= g.max_x
-                };
-                assert!(covered, "geography box {g:?} misses longitude {}", c.x);
-            }
-        }
-    }
-    match (planar, geography) {
-        (None, None) => {}
-        (Some(p), Some(g)) => {
-            assert_eq!(
-                (p.y(), p.z, p.m),
-                (g.y(), g.z, g.m),
-                "geography Y/Z/M differ"
+            assert!(
+                (-180.0..=180.0).contains(&g.min_x)
+                    && (-180.0..=180.0).contains(&g.max_x)
+                    && -90.0 <= g.min_y
+                    && g.min_y <= g.max_y
+                    && g.max_y <= 90.0,
+                "geography box {g:?} outside the lon/lat ranges"
             );
-            if g.min_x <= g.max_x {
+            let p = planar.expect("a vertex on the sphere has planar X and Y");
+            assert_eq!((p.z, p.m), (g.z, g.m), "geography Z/M differ");
+            for c in on_sphere {
+                if c.x.abs() > 180.0 || c.y.abs() > 90.0 {
+                    continue; // wrapped or clamped onto the sphere
+                }
+                let covered = c.y.abs() == 90.0
+                    || c.x.abs() == 180.0 && (g.min_x.abs() == 180.0 || g.max_x.abs() == 180.0)
+                    || if g.min_x <= g.max_x {
+                        g.min_x <= c.x && c.x <= g.max_x
+                    } else {
+                        c.x >= g.min_x || c.x <= g.max_x
+                    };
+                assert!(covered, "geography box {g:?} misses longitude {}", c.x);
                 assert!(
-                    p.min_x <= g.min_x && g.max_x <= p.max_x,
-                    "{g:?} wider than {p:?}"
+                    g.min_y <= c.y && c.y <= g.max_y,
+                    "geography box {g:?} misses latitude {}",
+                    c.y
                 );
             }
         }
-        (p, g) => panic!("planar {p:?} vs geography {g:?}"),
     }
 
     let mut acc = BBoxAccumulator::new();
@@ -86,9 +102,10 @@ pub fn wkb_bbox(data: &[u8]) {
 /// * `bbox_columns` on each array type equals `bbox_of_wkb` row by row: null where the value is
 ///   null or empty, the XY box otherwise; the SRID column holds each EWKB SRID.
 /// * It fails exactly when some row fails, on the same three array types alike.
-/// * `BBoxAccumulator::add_wkb_array` and `GeographyBBoxAccumulator::add_wkb_array` equal the
-///   fold of the per-row boxes (or cover it, when a value has X or Y only NaN: such a value has
-///   no box, but the accumulators keep its other axis).
+/// * `BBoxAccumulator::add_wkb_array` equals the fold of the per-row boxes (or covers it, when a
+///   value has X or Y only NaN: such a value has no box, but the accumulator keeps its other
+///   axis); `GeographyBBoxAccumulator::add_wkb_array` spans exactly the latitudes of the rows'
+///   own geography boxes.
 pub fn wkb_batch(data: &[u8]) {
     let rows = split_rows(data);
     let binary = BinaryArray::from(rows.clone());
@@ -171,8 +188,15 @@ pub fn wkb_batch(data: &[u8]) {
         }
     } else {
         assert_eq!(planar, expected, "accumulator vs union of the rows' boxes");
-        assert_eq!(geography.map(|b| b.y()), expected.map(|b| b.y()));
     }
+    // The geography accumulator spans the latitudes of the rows' own geography boxes.
+    let rows_y = rows
+        .iter()
+        .flatten()
+        .filter_map(|wkb| geography_bbox_of_wkb(wkb).ok().flatten())
+        .map(|b| b.y())
+        .reduce(Interval::union);
+    assert_eq!(geography.map(|b| b.y()), rows_y, "geography accumulator Y");
 }
 
 /// The rows of a [`wkb_batch`] input.

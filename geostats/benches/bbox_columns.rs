@@ -1,7 +1,10 @@
 //! `bbox_columns` (four Float64 bbox columns from a WKB BinaryArray) against the two `wkb`-crate
-//! baselines, in the same run, on points, polygons and multilinestrings larger than L3.
+//! baselines, in the same run, on points, polygons and multilinestrings larger than L3; and the
+//! throughput of geography bounds (values/s: per value with `geography_bbox_of_wkb`, per row
+//! group with `GeographyBBoxAccumulator`) beside the planar accumulator and `bbox_columns`.
 //!
 //! cargo bench -p geoberg-geostats --bench bbox_columns -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p geoberg-geostats --bench bbox_columns -- geography_bounds --warm-up-time 1 --measurement-time 3
 
 use std::hint::black_box;
 
@@ -13,7 +16,10 @@ use geo_traits::{
     MultiLineStringTrait, MultiPointTrait, MultiPolygonTrait, PointTrait, PolygonTrait,
     to_geo::ToGeoGeometry,
 };
-use geoberg_geostats::{BBoxColumnsBuilder, bbox_columns};
+use geoberg_geostats::{
+    BBoxAccumulator, BBoxColumnsBuilder, GeographyBBoxAccumulator, bbox_columns,
+    geography_bbox_of_wkb,
+};
 
 /// Deterministic 64-bit generator (splitmix64).
 struct Rng(u64);
@@ -278,6 +284,45 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 for a in &batches {
                     black_box(wkb_geo_bounding_rect(black_box(a)));
+                }
+            })
+        });
+        g.finish();
+
+        // Geography bounds (great-circle edges, poles, wrapping longitudes) in values per second,
+        // beside the planar paths over the same batches.
+        let mut g = c.benchmark_group(format!("geography_bounds/{name}"));
+        g.sample_size(10);
+        g.throughput(Throughput::Elements(array.len() as u64));
+        g.bench_function("planar_bbox_columns", |b| {
+            b.iter(|| {
+                for a in &batches {
+                    black_box(bbox_columns(black_box(a)).unwrap());
+                }
+            })
+        });
+        g.bench_function("planar_accumulator", |b| {
+            b.iter(|| {
+                let mut acc = BBoxAccumulator::new();
+                for a in &batches {
+                    acc.add_wkb_array(black_box(a)).unwrap();
+                }
+                black_box(acc.finish())
+            })
+        });
+        g.bench_function("geography_accumulator", |b| {
+            b.iter(|| {
+                let mut acc = GeographyBBoxAccumulator::new();
+                for a in &batches {
+                    acc.add_wkb_array(black_box(a)).unwrap();
+                }
+                black_box(acc.finish())
+            })
+        });
+        g.bench_function("geography_bbox_of_wkb", |b| {
+            b.iter(|| {
+                for v in values {
+                    black_box(geography_bbox_of_wkb(black_box(v)).unwrap());
                 }
             })
         });

@@ -74,14 +74,34 @@ pub enum GeostatsError {
         /// Dimensions of the member.
         found: &'static str,
     },
-    /// An EWKB SRID appears on a nested geometry, where it has no meaning.
+    /// A nested geometry carries an EWKB SRID other than the outermost geometry's (or 0).
     #[error(
-        "EWKB SRID flag on the nested geometry at byte {offset}; only the outermost geometry may \
-         carry an SRID, re-export the value with ST_AsEWKB or as ISO WKB"
+        "EWKB SRID {nested} on the nested geometry at byte {offset} differs from the outermost \
+         geometry's {}; every part of one value must be in one CRS, re-export the value with \
+         one SRID (ST_SetSRID on the whole geometry) or as ISO WKB",
+        match outer { Some(s) => format!("SRID {s}"), None => "missing SRID".to_owned() }
     )]
-    NestedSrid {
+    NestedSridMismatch {
         /// Byte offset of the member's header.
         offset: usize,
+        /// The outermost geometry's SRID, `None` when it has none.
+        outer: Option<i32>,
+        /// The member's SRID.
+        nested: i32,
+    },
+    /// A curve or surface type (ISO codes 8..=17), which Iceberg and Parquet WKB do not allow.
+    #[error(
+        "WKB geometry type {name} (code {code}) at byte {offset} is not supported: Iceberg and \
+         Parquet geometry values hold only Point, LineString, Polygon, their Multi* forms and \
+         GeometryCollection; linearize the value first (e.g. ST_CurveToLine)"
+    )]
+    CurveType {
+        /// Byte offset of the type code.
+        offset: usize,
+        /// The raw type code.
+        code: u32,
+        /// The type's name, e.g. `CircularString`.
+        name: &'static str,
     },
     /// Collections nest deeper than [`crate::MAX_NESTING_DEPTH`].
     #[error(

@@ -6,8 +6,8 @@
 
 use crate::bbox::{BBox, Interval};
 
-/// What the scanner needs from an XY accumulator. Two implementations: planar ([`PlanarXY`]) and
-/// geography ([`GeographicXY`], which also tracks what an antimeridian-wrapping box needs).
+/// What the scanner needs from a planar XY accumulator ([`PlanarXY`]); geography values go to
+/// [`crate::spherical_bounds::SphericalBounder`] instead.
 pub(crate) trait XYSink: Copy {
     /// The state before any coordinate.
     const EMPTY: Self;
@@ -74,80 +74,6 @@ impl PlanarXY {
     pub fn add_box(&mut self, b: &BBox) {
         self.add_xy(b.min_x, b.min_y);
         self.add_xy(b.max_x, b.max_y);
-    }
-}
-
-/// Planar X/Y plus the two numbers that the split-at-the-prime-meridian wrapping candidate needs:
-/// the smallest non-negative X (`min_east`) and the largest negative X (`max_west`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct GeographicXY {
-    pub planar: PlanarXY,
-    pub min_east: f64,
-    pub max_west: f64,
-}
-
-impl XYSink for GeographicXY {
-    const EMPTY: Self = GeographicXY {
-        planar: PlanarXY::EMPTY,
-        min_east: f64::INFINITY,
-        max_west: f64::NEG_INFINITY,
-    };
-
-    #[inline(always)]
-    fn add_xy(&mut self, x: f64, y: f64) {
-        self.planar.add_xy(x, y);
-        if x >= 0.0 {
-            self.min_east = min_sel(x, self.min_east);
-        } else {
-            // NaN lands here and is skipped by the compare.
-            self.max_west = max_sel(x, self.max_west);
-        }
-    }
-
-    #[inline(always)]
-    fn merge(&mut self, o: &Self) {
-        self.planar.merge(&o.planar);
-        self.min_east = min_sel(o.min_east, self.min_east);
-        self.max_west = max_sel(o.max_west, self.max_west);
-    }
-}
-
-impl GeographicXY {
-    /// Adds the longitude interval `[a, b]` (non-wrapping) and the latitude interval.
-    fn add_x_interval(&mut self, a: f64, b: f64, min_y: f64, max_y: f64) {
-        self.planar.add_xy(a, min_y);
-        self.planar.add_xy(b, max_y);
-        if b >= 0.0 {
-            self.min_east = min_sel(if a > 0.0 { a } else { 0.0 }, self.min_east);
-        }
-        if a < 0.0 {
-            // An interval that crosses 0 pins the wrapping candidate to the full circle.
-            self.max_west = max_sel(if b < 0.0 { b } else { 0.0 }, self.max_west);
-        }
-    }
-
-    /// Adds a box whose X range may wrap (`min_x > max_x`).
-    pub fn add_box(&mut self, b: &BBox) {
-        if b.min_x <= b.max_x {
-            self.add_x_interval(b.min_x, b.max_x, b.min_y, b.max_y);
-        } else {
-            self.add_x_interval(b.min_x, 180.0, b.min_y, b.max_y);
-            self.add_x_interval(-180.0, b.max_x, b.min_y, b.max_y);
-        }
-    }
-
-    /// The X range to report: the planar one, or the wrapping one `[min_east, max_west]` when that
-    /// is strictly narrower on the 360-degree circle.
-    pub fn x_range(&self) -> (f64, f64) {
-        let p = &self.planar;
-        if self.min_east.is_finite() && self.max_west.is_finite() {
-            let planar_width = p.max_x - p.min_x;
-            let wrap_width = 360.0 - (self.min_east - self.max_west);
-            if wrap_width < planar_width {
-                return (self.min_east, self.max_west);
-            }
-        }
-        (p.min_x, p.max_x)
     }
 }
 
@@ -218,10 +144,4 @@ pub(crate) fn planar_bbox(xy: &PlanarXY, zm: &ZMExtent) -> Option<BBox> {
         z: zm.z(),
         m: zm.m(),
     })
-}
-
-/// The box of a geographic extent (X may wrap), or `None` when X or Y saw no value.
-pub(crate) fn geographic_bbox(xy: &GeographicXY, zm: &ZMExtent) -> Option<BBox> {
-    let (min_x, max_x) = xy.x_range();
-    planar_bbox(&xy.planar, zm).map(|b| BBox { min_x, max_x, ..b })
 }

@@ -5,8 +5,16 @@
 //! * [`bbox_columns`]: four `Float64` bbox columns for an Arrow `Binary`, `LargeBinary` or
 //!   `BinaryView` WKB column; null where the geometry is null or empty. A writer can keep a
 //!   [`BBoxColumnsBuilder`] per column to reuse the output buffers from batch to batch.
+//! * [`geography_bbox_of_wkb`]: the box of a `geography` value on the sphere: great-circle edges
+//!   that bulge poleward, polygons that contain a pole, longitudes wrapping the antimeridian
+//!   (`min_x > max_x`), as S2's `S2LatLngRectBounder` bounds them.
 //! * [`BBoxAccumulator`] and [`GeographyBBoxAccumulator`]: per row group and per file unions,
-//!   the latter wrapping the antimeridian when that is narrower.
+//!   the latter the smallest longitude range covering every value, wrapping the antimeridian
+//!   when that is narrower, independent of the order of adds and merges.
+//! * EWKB as other writers produce it: the SRID on the outermost geometry (PostGIS) or repeated
+//!   on every member of a collection (JTS's `WKBWriter`, Sedona); a member SRID other than the
+//!   outer one (or 0) is [`GeostatsError::NestedSridMismatch`]. Curve and surface types (codes
+//!   8..=17) are [`GeostatsError::CurveType`], by name.
 //! * [`encode_geospatial_bounds`] / [`decode_geospatial_bounds`]: Iceberg v3 `geometry` and
 //!   `geography` bounds (spec "Bounds for Geometry and Geography");
 //!   [`BBoxColumnNames::file_bbox`]: a file's box from the bounds of materialized bbox columns.
@@ -45,6 +53,8 @@ mod bbox_column_bounds;
 mod error;
 mod extent;
 mod geospatial_bounds;
+mod lon_cover;
+mod spherical_bounds;
 mod wkb_bbox;
 mod wkb_scan;
 
@@ -57,5 +67,6 @@ pub use error::GeostatsError;
 pub use geospatial_bounds::{
     GeoKind, GeospatialBound, bounds_of_bbox, decode_geospatial_bounds, encode_geospatial_bounds,
 };
+pub use spherical_bounds::MARGIN_DEG;
 pub use wkb_bbox::{WkbInfo, bbox_of_wkb, geography_bbox_of_wkb, wkb_info};
 pub use wkb_scan::MAX_NESTING_DEPTH;

@@ -11,6 +11,7 @@
 
 use crate::error::GeostatsError;
 use crate::extent::{XYSink, ZMExtent};
+use crate::spherical_bounds::CoordSink;
 
 /// Deepest nesting of collections accepted (a Point inside a MultiPoint is depth 1).
 pub const MAX_NESTING_DEPTH: usize = 32;
@@ -31,6 +32,24 @@ const EWKB_FLAGS: u32 = EWKB_Z | EWKB_M | EWKB_SRID;
 /// Smallest encoding of any geometry: a header plus a zero count.
 const MIN_GEOMETRY_BYTES: u64 = 9;
 
+/// ISO/OGC names of the curve and surface types (codes 8..=17), which Iceberg and Parquet WKB do
+/// not allow.
+fn curve_type_name(kind: u32) -> Option<&'static str> {
+    Some(match kind {
+        8 => "CircularString",
+        9 => "CompoundCurve",
+        10 => "CurvePolygon",
+        11 => "MultiCurve",
+        12 => "MultiSurface",
+        13 => "Curve",
+        14 => "Surface",
+        15 => "PolyhedralSurface",
+        16 => "TIN",
+        17 => "Triangle",
+        _ => return None,
+    })
+}
+
 fn type_name(kind: u32) -> &'static str {
     match kind {
         POINT => "Point",
@@ -45,13 +64,25 @@ fn type_name(kind: u32) -> &'static str {
 
 /// Which optional dimensions a geometry has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Dims {
-    z: bool,
-    m: bool,
+pub(crate) struct Dims {
+    pub(crate) z: bool,
+    pub(crate) m: bool,
+}
+
+/// What a run of coordinates is part of: the spherical bounder joins the vertices of a line or
+/// ring by edges, and closes rings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// One point (of a Point or MultiPoint).
+    Point,
+    /// The vertices of a LineString.
+    Line,
+    /// The vertices of one polygon ring.
+    Ring,
 }
 
 impl Dims {
-    fn coord_bytes(self) -> usize {
+    pub(crate) fn coord_bytes(self) -> usize {
         8 * (2 + self.z as usize + self.m as usize)
     }
 
@@ -76,7 +107,7 @@ struct Header {
 ///
 /// The caller passes fresh or running extents; on error they may hold part of the value.
 #[inline(always)]
-pub(crate) fn scan_wkb<S: XYSink>(
+pub(crate) fn scan_wkb<S: CoordSink>(
     buf: &[u8],
     xy: &mut S,
     zm: &mut ZMExtent,
@@ -84,11 +115,11 @@ pub(crate) fn scan_wkb<S: XYSink>(
     // Points are the common case: exact headers skip the general walk (1.7x on points).
     if let Ok(b) = <&[u8; 21]>::try_from(buf) {
         if b[..5] == [1, 1, 0, 0, 0] {
-            xy.add_xy(f64_at::<false>(b, 5), f64_at::<false>(b, 13));
+            xy.add_point(f64_at::<false>(b, 5), f64_at::<false>(b, 13));
             return Ok(None);
         }
         if b[..5] == [0, 0, 0, 0, 1] {
-            xy.add_xy(f64_at::<true>(b, 5), f64_at::<true>(b, 13));
+            xy.add_point(f64_at::<true>(b, 5), f64_at::<true>(b, 13));
             return Ok(None);
         }
     } else if let Ok(b) = <&[u8; 25]>::try_from(buf)
@@ -96,7 +127,7 @@ pub(crate) fn scan_wkb<S: XYSink>(
     {
         // Little-endian EWKB POINT with SRID, as PostGIS writes it.
         let srid = i32::from_le_bytes([b[5], b[6], b[7], b[8]]);
-        xy.add_xy(f64_at::<false>(b, 9), f64_at::<false>(b, 17));
+        xy.add_point(f64_at::<false>(b, 9), f64_at::<false>(b, 17));
         return Ok(Some(srid));
     }
     scan_general(buf, xy, zm)
@@ -104,7 +135,7 @@ pub(crate) fn scan_wkb<S: XYSink>(
 
 /// Everything but the point fast paths; kept out of line so the fast paths inline into loops.
 #[inline(never)]
-fn scan_general<S: XYSink>(
+fn scan_general<S: CoordSink>(
     buf: &[u8],
     xy: &mut S,
     zm: &mut ZMExtent,
@@ -206,6 +237,13 @@ fn header(buf: &[u8], pos: &mut usize) -> Result<Header, GeostatsError> {
         };
         (base, dims)
     };
+    if let Some(name) = curve_type_name(kind) {
+        return Err(GeostatsError::CurveType {
+            offset: start + 1,
+            code,
+            name,
+        });
+    }
     if !(POINT..=GEOMETRY_COLLECTION).contains(&kind) {
         return Err(unknown());
     }
@@ -222,13 +260,22 @@ fn header(buf: &[u8], pos: &mut usize) -> Result<Header, GeostatsError> {
     })
 }
 
-/// Walks one geometry starting at `*pos`. `parent` is `(required member kind or 0 for any,
-/// parent dims, parent kind)` for nested geometries.
-fn geometry<S: XYSink>(
+/// What a nested geometry must agree with: its parent's required member kind (0 for any), the
+/// parent's dimensions and kind, and the outermost geometry's EWKB SRID.
+#[derive(Clone, Copy)]
+struct Parent {
+    member_kind: u32,
+    dims: Dims,
+    kind: u32,
+    srid: Option<i32>,
+}
+
+/// Walks one geometry starting at `*pos`; `parent` is `None` for the outermost geometry.
+fn geometry<S: CoordSink>(
     buf: &[u8],
     pos: &mut usize,
     depth: usize,
-    parent: Option<(u32, Dims, u32)>,
+    parent: Option<Parent>,
     xy: &mut S,
     zm: &mut ZMExtent,
 ) -> Result<Header, GeostatsError> {
@@ -240,9 +287,24 @@ fn geometry<S: XYSink>(
         });
     }
     let h = header(buf, pos)?;
-    if let Some((member_kind, dims, parent_kind)) = parent {
-        if h.srid.is_some() {
-            return Err(GeostatsError::NestedSrid { offset: start });
+    if let Some(Parent {
+        member_kind,
+        dims,
+        kind: parent_kind,
+        srid: outer_srid,
+    }) = parent
+    {
+        // JTS's WKBWriter (what Sedona's ST_AsEWKB uses) repeats the SRID on every member of a
+        // collection; the same SRID, or 0, says nothing new.
+        if let Some(nested) = h.srid
+            && nested != 0
+            && Some(nested) != outer_srid
+        {
+            return Err(GeostatsError::NestedSridMismatch {
+                offset: start,
+                outer: outer_srid,
+                nested,
+            });
         }
         if member_kind != 0 && h.kind != member_kind {
             return Err(GeostatsError::UnexpectedMemberType {
@@ -262,17 +324,23 @@ fn geometry<S: XYSink>(
     }
     let be = h.big_endian;
     let cb = h.dims.coord_bytes();
+    let outer_srid = match parent {
+        Some(p) => p.srid,
+        None => h.srid,
+    };
     match h.kind {
         POINT => {
             let s = take(buf, pos, cb)?;
-            coords(s, be, h.dims, xy, zm);
+            xy.run(s, be, h.dims, Part::Point, zm);
         }
-        LINE_STRING => line(buf, pos, be, h.dims, xy, zm)?,
+        LINE_STRING => line(buf, pos, be, h.dims, Part::Line, xy, zm)?,
         POLYGON => {
             let rings = read_count(buf, pos, be, 4)?;
+            xy.begin_polygon();
             for _ in 0..rings {
-                line(buf, pos, be, h.dims, xy, zm)?;
+                line(buf, pos, be, h.dims, Part::Ring, xy, zm)?;
             }
+            xy.end_polygon();
         }
         kind => {
             let (member_kind, min_member) = match kind {
@@ -283,14 +351,13 @@ fn geometry<S: XYSink>(
             };
             let n = read_count(buf, pos, be, min_member)?;
             for _ in 0..n {
-                geometry(
-                    buf,
-                    pos,
-                    depth + 1,
-                    Some((member_kind, h.dims, kind)),
-                    xy,
-                    zm,
-                )?;
+                let parent = Parent {
+                    member_kind,
+                    dims: h.dims,
+                    kind,
+                    srid: outer_srid,
+                };
+                geometry(buf, pos, depth + 1, Some(parent), xy, zm)?;
             }
         }
     }
@@ -298,11 +365,12 @@ fn geometry<S: XYSink>(
 }
 
 #[inline(always)]
-fn line<S: XYSink>(
+fn line<S: CoordSink>(
     buf: &[u8],
     pos: &mut usize,
     be: bool,
     dims: Dims,
+    part: Part,
     xy: &mut S,
     zm: &mut ZMExtent,
 ) -> Result<(), GeostatsError> {
@@ -310,13 +378,14 @@ fn line<S: XYSink>(
     let n = read_count(buf, pos, be, cb as u64)?;
     // read_count checked that n * cb bytes remain.
     let s = take(buf, pos, n * cb)?;
-    coords(s, be, dims, xy, zm);
+    xy.run(s, be, dims, part, zm);
     Ok(())
 }
 
-/// Feeds a run of coordinates (`s.len()` is a multiple of the coordinate size).
+/// Feeds a run of coordinates (`s.len()` is a multiple of the coordinate size) to a planar sink,
+/// in any order.
 #[inline(always)]
-fn coords<S: XYSink>(s: &[u8], be: bool, dims: Dims, xy: &mut S, zm: &mut ZMExtent) {
+pub(crate) fn coords<S: XYSink>(s: &[u8], be: bool, dims: Dims, xy: &mut S, zm: &mut ZMExtent) {
     match (be, dims.z, dims.m) {
         (false, false, false) => xy_run::<false, S>(s, xy),
         (true, false, false) => xy_run::<true, S>(s, xy),
@@ -330,7 +399,7 @@ fn coords<S: XYSink>(s: &[u8], be: bool, dims: Dims, xy: &mut S, zm: &mut ZMExte
 }
 
 #[inline(always)]
-fn f64_at<const BE: bool>(b: &[u8], at: usize) -> f64 {
+pub(crate) fn f64_at<const BE: bool>(b: &[u8], at: usize) -> f64 {
     let a: [u8; 8] = b[at..at + 8].try_into().unwrap();
     if BE {
         f64::from_be_bytes(a)

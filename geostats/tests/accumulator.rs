@@ -140,6 +140,14 @@ proptest! {
         for x in &xs {
             prop_assert!(covers_x(&u, *x));
         }
+        // Brute force: the smallest cover is 360 minus the largest gap between sorted points.
+        let mut sorted = xs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mut gap = sorted[0] + 360.0 - sorted[sorted.len() - 1];
+        for w in sorted.windows(2) {
+            gap = gap.max(w[1] - w[0]);
+        }
+        prop_assert!((width(&u) - (360.0 - gap)).abs() < 1e-9, "{:?}: {} vs {}", u, width(&u), 360.0 - gap);
     }
 }
 
@@ -160,12 +168,17 @@ fn antimeridian_line_wraps() {
     // As geometry it does not wrap.
     let p = geoberg_geostats::bbox_of_wkb(&wkb).unwrap().unwrap();
     assert_eq!((p.min_x, p.max_x), (-170.0, 170.0));
-    // A value spanning the prime meridian keeps the union planar.
+    // With a box over the prime meridian the union is the smallest cover of both: 200 degrees
+    // (the gaps 10..170 and -170..-10 are equal), not the 360 of the planar range.
     let mut acc = GeographyBBoxAccumulator::new();
     acc.add_wkb(&wkb).unwrap();
     assert_eq!(acc.finish().unwrap().min_x, 170.0);
     acc.add(Some(BBox::new(-10.0, 0.0, 10.0, 1.0)));
-    assert_eq!(acc.finish().unwrap().x(), Interval::new(-180.0, 180.0));
+    let u = acc.finish().unwrap();
+    assert_eq!(width(&u), 200.0, "{u:?}");
+    for x in [170.0, 180.0, -170.0, -10.0, 0.0, 10.0] {
+        assert!(covers_x(&u, x), "{u:?} misses {x}");
+    }
 }
 
 #[test]

@@ -49,7 +49,7 @@ fn bad_byte_order() {
 
 #[test]
 fn unknown_types() {
-    for code in [0u32, 8, 15, 17, 4001, 1000, 0x8000_03E9, 0x1000_0001] {
+    for code in [0u32, 18, 99, 4001, 1000, 0x8000_03E9, 0x1000_0001] {
         let mut v = vec![1];
         v.extend(le(&[code, 0]));
         assert_eq!(
@@ -154,18 +154,94 @@ fn member_dimensions_must_match() {
     );
 }
 
-#[test]
-fn nested_srid_rejected() {
+/// GEOMETRYCOLLECTION (outer SRID, then one POINT (1 2) with `nested` SRID flag/value).
+fn collection_with_srids(outer: Option<u32>, nested: Option<u32>) -> Vec<u8> {
     let mut v = vec![1];
-    v.extend(le(&[7, 1]));
+    match outer {
+        Some(s) => v.extend(le(&[0x2000_0007, s, 1])),
+        None => v.extend(le(&[7, 1])),
+    }
     v.push(1);
-    v.extend(le(&[0x2000_0001, 4326]));
+    match nested {
+        Some(s) => v.extend(le(&[0x2000_0001, s])),
+        None => v.extend(le(&[1])),
+    }
     v.extend(1f64.to_le_bytes());
     v.extend(2f64.to_le_bytes());
+    v
+}
+
+#[test]
+fn nested_srids_as_jts_writes_them() {
+    // JTS's WKBWriter with SRIDs (Sedona's ST_AsEWKB) repeats the SRID on every member: accepted
+    // when it is the outer SRID or 0.
+    for (outer, nested) in [
+        (Some(4326), Some(4326)),
+        (Some(4326), Some(0)),
+        (None, Some(0)),
+    ] {
+        let info = wkb_info(&collection_with_srids(outer, nested)).unwrap();
+        assert_eq!(info.srid, outer.map(|s| s as i32));
+        assert_eq!(info.bbox, Some(geoberg_geostats::BBox::point(1.0, 2.0)));
+    }
+    // A different SRID inside is a typed error naming both.
+    let e = wkb_info(&collection_with_srids(Some(4326), Some(3857))).unwrap_err();
     assert_eq!(
-        bbox_of_wkb(&v),
-        Err(GeostatsError::NestedSrid { offset: 9 })
+        e,
+        GeostatsError::NestedSridMismatch {
+            offset: 13,
+            outer: Some(4326),
+            nested: 3857
+        }
     );
+    let msg = e.to_string();
+    assert!(msg.contains("3857") && msg.contains("SRID 4326"), "{msg}");
+    assert_eq!(
+        bbox_of_wkb(&collection_with_srids(None, Some(4326))),
+        Err(GeostatsError::NestedSridMismatch {
+            offset: 9,
+            outer: None,
+            nested: 4326
+        })
+    );
+    assert_eq!(
+        geoberg_geostats::geography_bbox_of_wkb(&collection_with_srids(Some(4326), Some(3857)))
+            .unwrap_err(),
+        e
+    );
+}
+
+#[test]
+fn curve_types_are_rejected_by_name() {
+    let names = [
+        (8, "CircularString"),
+        (9, "CompoundCurve"),
+        (10, "CurvePolygon"),
+        (11, "MultiCurve"),
+        (12, "MultiSurface"),
+        (13, "Curve"),
+        (14, "Surface"),
+        (15, "PolyhedralSurface"),
+        (16, "TIN"),
+        (17, "Triangle"),
+    ];
+    for (kind, name) in names {
+        // ISO XY, ISO Z (1000 + kind) and EWKB with the Z flag.
+        for code in [kind, 1000 + kind, 0x8000_0000 | kind] {
+            let mut v = vec![1];
+            v.extend(le(&[code, 0]));
+            let e = bbox_of_wkb(&v).unwrap_err();
+            assert_eq!(
+                e,
+                GeostatsError::CurveType {
+                    offset: 1,
+                    code,
+                    name
+                }
+            );
+            assert!(e.to_string().contains(name));
+        }
+    }
 }
 
 #[test]

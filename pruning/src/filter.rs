@@ -6,7 +6,7 @@ use geoberg_crs::Crs;
 use geoberg_geostats::{BBox, Interval, geography_bbox_of_wkb, wkb_info};
 
 use crate::error::PruneError;
-use crate::window::{QueryBox, Surface, XRange, cover_geodesic_edges, grow_geography, grow_planar};
+use crate::window::{QueryBox, Surface, XRange, grow_geography, grow_planar};
 
 /// The spatial predicate of a scan filter. For pruning each reduces to a box test; the exact
 /// predicate is evaluated on the rows that are read.
@@ -42,8 +42,10 @@ impl fmt::Display for Predicate {
 enum Window {
     /// The region is exactly this box (for geography, a lon/lat box; X may wrap).
     Box(BBox),
-    /// A geometry: its planar box (geometry columns) and its geography box (vertices' box with
-    /// wrap, widened for geodesic edges). `None`: the geometry is empty and matches nothing.
+    /// A geometry: its planar box (geometry columns) and its box on the sphere (geography
+    /// columns: great-circle edges, poles and the antimeridian, by
+    /// `geoberg_geostats::geography_bbox_of_wkb`). `None`: the geometry is empty and matches
+    /// nothing.
     Geometry {
         planar: Option<BBox>,
         geographic: Option<BBox>,
@@ -162,10 +164,7 @@ impl SpatialFilter {
                     ..
                 },
                 Surface::Sphere,
-            ) => {
-                check_window(&b, surface)?;
-                cover_geodesic_edges(b)
-            }
+            ) => b,
         };
         check_window(&b, surface)?;
         let mut q = QueryBox {

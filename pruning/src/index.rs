@@ -10,7 +10,7 @@ use crate::column::ColumnRules;
 use crate::error::PruneError;
 use crate::filter::SpatialFilter;
 use crate::plan::{PlannedRead, PrunePlan, ReadReason, SkipReason, Tally};
-use crate::window::{QueryBox, Surface, in_geography_range};
+use crate::window::{QueryBox, Surface, in_geography_range, reaches_pole};
 
 /// What the planner does with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +116,9 @@ fn tree_pieces(b: &BBox, surface: Surface) -> Option<[Option<AABB<[f32; 2]>>; 2]
         return None;
     }
     let y = (b.min_y, b.max_y);
-    if b.min_x <= b.max_x {
+    if surface == Surface::Sphere && reaches_pole(b) {
+        Some([Some(envelope((-180.0, 180.0), y)), None])
+    } else if b.min_x <= b.max_x {
         Some([Some(envelope((b.min_x, b.max_x), y)), None])
     } else if surface == Surface::Sphere {
         Some([
@@ -247,7 +249,7 @@ impl<T: Bounded> FileIndex<T> {
             _ => return self.plan_linear(filter),
         };
         let mut candidates: Vec<u32> = Vec::new();
-        for x in query.x.pieces() {
+        for x in query.x.pieces(self.rules.surface()) {
             let env = envelope((x.min, x.max), (query.y.min, query.y.max));
             candidates.extend(
                 self.tree

@@ -6,6 +6,14 @@
 //! are compared only when both sides have them, and geography boxes may wrap the antimeridian.
 //! The exact predicate is evaluated later, on the rows that are read.
 //!
+//! Geography columns are compared on the sphere: a WKB window is bounded with its great-circle
+//! edges (`geoberg_geostats::geography_bbox_of_wkb`), longitudes are a circle (180 and -180 are
+//! one meridian; `min_x > max_x` wraps, on windows and file boxes alike), a box that reaches
+//! latitude ±90 spans every longitude (writers box a point at the pole with any longitude), and
+//! a distance is in metres, grown on the sphere. A [`SpatialFilter`] box window on a geography
+//! column is the lon/lat rectangle itself; to prune for a polygon envelope with great-circle
+//! edges, pass the polygon as WKB ([`SpatialFilter::from_wkb`]) so that its bulge is bounded.
+//!
 //! [`FileIndex`] holds any [`Bounded`] entries (manifest entries, [`FileBounds`], row groups,
 //! simulated layouts) in an `rstar` R-tree and returns a [`PrunePlan`]: the entries to read,
 //! counts and bytes, the reasons, an [`explain`](PrunePlan::explain) report and

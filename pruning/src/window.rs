@@ -36,10 +36,16 @@ impl XRange {
         }
     }
 
-    /// Closed-interval overlap, with the iceberg spec's wrap semantics on either side.
-    fn intersects(self, other: XRange) -> bool {
+    /// Closed-interval overlap, with the Iceberg spec's wrap semantics on either side (what
+    /// Iceberg Java's `GeographyEvaluator` does). On the sphere longitudes are a circle, so 180
+    /// and -180 are one meridian: a box at x = 180 meets a window that starts at -180.
+    fn intersects(self, other: XRange, surface: Surface) -> bool {
         match (self, other) {
-            (XRange::Plain(a), XRange::Plain(b)) => a.intersects(b),
+            (XRange::Plain(a), XRange::Plain(b)) => {
+                a.intersects(b)
+                    || surface == Surface::Sphere
+                        && (a.min <= -180.0 && b.max >= 180.0 || b.min <= -180.0 && a.max >= 180.0)
+            }
             (XRange::Plain(p), XRange::Wrap(w)) | (XRange::Wrap(w), XRange::Plain(p)) => {
                 p.min <= w.max || p.max >= w.min
             }
@@ -49,7 +55,9 @@ impl XRange {
     }
 
     /// The plain pieces of the range: one, or two for a wrapped range (open towards the wrap).
-    pub(crate) fn pieces(self) -> impl Iterator<Item = Interval> {
+    /// On the sphere a piece that reaches one side of the antimeridian also looks for boxes that
+    /// touch it from the other side (at exactly 180 or -180).
+    pub(crate) fn pieces(self, surface: Surface) -> impl Iterator<Item = Interval> {
         let (a, b) = match self {
             XRange::Plain(i) => (Some(i), None),
             XRange::Wrap(w) => (
@@ -57,7 +65,11 @@ impl XRange {
                 Some(Interval::new(f64::NEG_INFINITY, w.max)),
             ),
         };
-        a.into_iter().chain(b)
+        let sphere = surface == Surface::Sphere;
+        let reaches = |v: f64| a.into_iter().chain(b).any(|i| i.contains(v));
+        let east = (sphere && reaches(-180.0)).then_some(Interval::new(180.0, 180.0));
+        let west = (sphere && reaches(180.0)).then_some(Interval::new(-180.0, -180.0));
+        a.into_iter().chain(b).chain(east).chain(west)
     }
 }
 
@@ -95,6 +107,11 @@ pub(crate) fn in_geography_range(b: &BBox) -> bool {
         && lat.contains(&b.max_y)
 }
 
+/// Whether a geography box reaches latitude 90 or -90.
+pub(crate) fn reaches_pole(b: &BBox) -> bool {
+    b.max_y >= 90.0 || b.min_y <= -90.0
+}
+
 /// A closed range that is usable for comparison (no NaN, `min <= max`).
 fn usable(i: Option<Interval>) -> Option<Interval> {
     i.filter(|i| i.is_valid())
@@ -106,7 +123,13 @@ impl QueryBox {
         if b.min_x.is_nan() || b.max_x.is_nan() || !b.y().is_valid() {
             return Verdict::Invalid;
         }
-        let x = XRange::of(b.min_x, b.max_x);
+        // A box that reaches a pole holds a point where every meridian meets (writers box a
+        // point at the pole with whatever longitude it was given): every longitude.
+        let x = if self.surface == Surface::Sphere && reaches_pole(b) {
+            XRange::Plain(Interval::new(-180.0, 180.0))
+        } else {
+            XRange::of(b.min_x, b.max_x)
+        };
         let valid = match self.surface {
             Surface::Planar => matches!(x, XRange::Plain(_)),
             Surface::Sphere => in_geography_range(b),
@@ -122,7 +145,7 @@ impl QueryBox {
             (Some(q), Some(f)) => q.intersects(f),
             _ => true,
         };
-        if self.y.intersects(b.y()) && self.x.intersects(x) && z_ok && m_ok {
+        if self.y.intersects(b.y()) && self.x.intersects(x, self.surface) && z_ok && m_ok {
             Verdict::Overlaps
         } else {
             Verdict::Disjoint
@@ -188,42 +211,6 @@ pub(crate) fn grow_geography(x: XRange, y: Interval, d: f64) -> (XRange, Interva
         hi -= 360.0;
     }
     (XRange::of(lo, hi), gy)
-}
-
-/// Covers the geodesic edges of a geography window given by its vertices' box: a great-circle
-/// arc bulges poleward of its end points. For end points at most `φ` from the equator and `Δλ`
-/// apart in longitude, the arc stays within `atan(tan φ / cos(Δλ/2))`. A box wider than 180° of
-/// longitude cannot say which way its edges go, so it becomes every longitude and both poles.
-pub(crate) fn cover_geodesic_edges(b: BBox) -> BBox {
-    let width = if b.min_x > b.max_x {
-        360.0 - (b.min_x - b.max_x)
-    } else {
-        b.max_x - b.min_x
-    };
-    if width > 180.0 {
-        return BBox {
-            min_x: -180.0,
-            max_x: 180.0,
-            min_y: -90.0,
-            max_y: 90.0,
-            ..b
-        };
-    }
-    let half = (width / 2.0).to_radians().cos();
-    let bulge = |lat: f64| -> f64 {
-        if half <= 0.0 {
-            return 90.0_f64.copysign(lat);
-        }
-        (lat.to_radians().tan() / half).atan().to_degrees()
-    };
-    let mut out = b;
-    if b.max_y > 0.0 {
-        out.max_y = bulge(b.max_y).clamp(b.max_y, 90.0);
-    }
-    if b.min_y < 0.0 {
-        out.min_y = bulge(b.min_y).clamp(-90.0, b.min_y);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -308,18 +295,6 @@ mod tests {
         assert_eq!(w.test(&BBox::new(0.0, 0.0, 1.0, 1.0)), Verdict::Overlaps);
         let nan_z = BBox::new(0.0, 0.0, 1.0, 1.0).with_z(Interval::new(f64::NAN, f64::NAN));
         assert_eq!(w.test(&nan_z), Verdict::Overlaps);
-    }
-
-    #[test]
-    fn geodesic_edges_bulge_poleward() {
-        // An edge along latitude 60 from lon 0 to 90 reaches atan(tan 60 / cos 45) ~ 67.8.
-        let b = cover_geodesic_edges(BBox::new(0.0, 60.0, 90.0, 60.0));
-        assert!((b.max_y - 67.79).abs() < 0.01, "{b:?}");
-        assert_eq!(b.min_y, 60.0);
-        let s = cover_geodesic_edges(BBox::new(0.0, -60.0, 90.0, -60.0));
-        assert!((s.min_y + 67.79).abs() < 0.01, "{s:?}");
-        let wide = cover_geodesic_edges(BBox::new(-100.0, 0.0, 100.0, 1.0));
-        assert_eq!((wide.min_y, wide.max_y), (-90.0, 90.0));
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! Soundness: random rows -> random files -> random filters; the plan must read every file that
-//! holds a matching row (found by brute force over the rows), and the R-tree plan must equal the
-//! linear scan.
+//! Soundness on planar geometry columns: random rows -> random files -> random filters; the plan
+//! must read every file that holds a matching row (found by brute force over the rows), and the
+//! R-tree plan must equal the linear scan. Geography columns have their own property with an
+//! exact spherical oracle (`geography_soundness.rs`): a box-over-the-rows oracle cannot see edges
+//! that bulge beyond their vertices.
 
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
-use geoberg_geostats::{
-    BBox, BBoxAccumulator, GeographyBBoxAccumulator, Interval, bbox_of_wkb, geography_bbox_of_wkb,
-};
+use geoberg_geostats::{BBox, BBoxAccumulator, Interval, bbox_of_wkb};
 use geoberg_pruning::{FileBounds, FileIndex, Predicate, SpatialFilter};
 use proptest::prelude::*;
 
@@ -131,7 +131,7 @@ fn filter(geography: bool, has_z: bool) -> impl Strategy<Value = SpatialFilter> 
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (any::<bool>(), any::<bool>()).prop_flat_map(|(geography, has_z)| {
+    (Just(false), any::<bool>()).prop_flat_map(|(geography, has_z)| {
         (
             prop::collection::vec(row(geography), 0..120),
             prop::collection::vec(0usize..12, 1..30),
@@ -152,12 +152,11 @@ fn case() -> impl Strategy<Value = Case> {
 /// The row's box as a writer would compute it.
 fn row_box(r: &Row, geography: bool, has_z: bool) -> Option<BBox> {
     let v = r.as_ref()?;
-    let w = wkb(v, has_z);
-    if geography {
-        geography_bbox_of_wkb(&w).unwrap()
-    } else {
-        bbox_of_wkb(&w).unwrap()
-    }
+    assert!(
+        !geography,
+        "geography rows are checked by geography_soundness.rs"
+    );
+    bbox_of_wkb(&wkb(v, has_z)).unwrap()
 }
 
 /// Plain pieces of an X range (independent of the crate's own wrap code).
@@ -223,16 +222,10 @@ fn files_of(c: &Case) -> (Vec<FileBounds>, Vec<std::ops::Range<usize>>) {
     for (i, &n) in c.cuts.iter().enumerate() {
         let end = (start + n).min(c.rows.len());
         let rows = &c.rows[start..end];
-        let bbox = if c.geography {
-            let mut acc = GeographyBBoxAccumulator::default();
-            rows.iter().for_each(|r| acc.add(row_box(r, true, c.has_z)));
-            acc.finish()
-        } else {
-            let mut acc = BBoxAccumulator::default();
-            rows.iter()
-                .for_each(|r| acc.add(row_box(r, false, c.has_z)));
-            acc.finish()
-        };
+        let mut acc = BBoxAccumulator::default();
+        rows.iter()
+            .for_each(|r| acc.add(row_box(r, c.geography, c.has_z)));
+        let bbox = acc.finish();
         let bbox = if c.drop_bounds[i] { None } else { bbox };
         let all_null = !rows.is_empty() && rows.iter().all(Option::is_none);
         files.push(

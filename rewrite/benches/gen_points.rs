@@ -123,7 +123,7 @@ pub fn write_points(dir: &Path, rows: usize, files: usize, seed: u64) -> Vec<Inp
         }
         w.close().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
-        let mut file = InputFile::new(&path, size, n_file as u64);
+        let mut file = InputFile::new(path.display().to_string(), size, n_file as u64);
         file.bbox = extent;
         out.push(file);
     }

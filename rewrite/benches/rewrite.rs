@@ -4,7 +4,7 @@
 //! `cargo run --release -p geoberg-rewrite --example rewrite_2m`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geoberg_rewrite::{CurveSpec, DirectoryLocator, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{DirectoryStorage, HilbertSpec, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 mod gen_points;
@@ -17,7 +17,7 @@ fn rewrite_2m(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = gen_points::write_points(dir.path(), rows, 8, 42);
     let options = RewriteOptions::parse([("rewrite-all", "true")], None).unwrap();
-    let curve = CurveSpec::wgs84(16).unwrap();
+    let curve = HilbertSpec::wgs84(16).unwrap();
     let mut group = c.benchmark_group("rewrite");
     group.sample_size(10);
     let mut run = 0;
@@ -26,10 +26,17 @@ fn rewrite_2m(c: &mut Criterion) {
             run += 1;
             let out = dir.path().join(format!("out-{run}"));
             std::fs::create_dir(&out).unwrap();
-            let plan = plan_rewrite(&inputs, "geom", &curve, &options).unwrap();
+            let plan = plan_rewrite(
+                &inputs,
+                "geom",
+                &curve,
+                &options,
+                &geoberg_rewrite::LocalFiles,
+            )
+            .unwrap();
             let outcome = execute(
                 &plan,
-                &DirectoryLocator {
+                &DirectoryStorage {
                     dir: out.clone(),
                     prefix: "b".into(),
                 },

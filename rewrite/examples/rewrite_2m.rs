@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use geoberg_rewrite::{CurveSpec, DirectoryLocator, RewriteOptions, execute, plan_rewrite};
+use geoberg_rewrite::{DirectoryStorage, HilbertSpec, RewriteOptions, execute, plan_rewrite};
 
 #[allow(dead_code)]
 #[path = "../benches/gen_points.rs"]
@@ -71,14 +71,15 @@ fn main() {
     let plan = plan_rewrite(
         &inputs,
         "geom",
-        &CurveSpec::wgs84(16).expect("curve"),
+        &HilbertSpec::wgs84(16).expect("curve"),
         &options,
+        &geoberg_rewrite::LocalFiles,
     )
     .expect("plan");
     let planned = start.elapsed();
     let outcome = execute(
         &plan,
-        &DirectoryLocator {
+        &DirectoryStorage {
             dir: out,
             prefix: "ex".into(),
         },

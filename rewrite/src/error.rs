@@ -1,7 +1,5 @@
 //! The one error type of this crate.
 
-use std::path::PathBuf;
-
 /// Everything that can stop a rewrite. Messages name the offending value and the fix.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -24,15 +22,9 @@ pub enum RewriteError {
         /// What is expected instead.
         reason: String,
     },
-    /// Hilbert precision outside 1..=32 bits per axis.
-    #[error(
-        "Hilbert precision {precision} is out of range: use 1..=32 bits per axis (10 is enough to \
-         cluster ~1000 files; 16 also sorts rows finely for row-group skipping)"
-    )]
-    InvalidPrecision {
-        /// The precision as given.
-        precision: u32,
-    },
+    /// A curve whose precision or bounds are invalid, or bounds that do not fit the column.
+    #[error(transparent)]
+    Crs(#[from] geoberg_crs::CrsError),
     /// The selected files hold coordinates outside the curve bounds.
     #[error(
         "the data of column '{column}' spans [{data_min_x}, {data_min_y}, {data_max_x}, \
@@ -80,7 +72,7 @@ pub enum RewriteError {
         /// Geometry column.
         column: String,
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// The decoder's error (it names the row and byte offset).
         source: geoberg_geostats::GeostatsError,
     },
@@ -91,7 +83,7 @@ pub enum RewriteError {
     )]
     RowOutsideCurveBounds {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// Row ordinal in the file.
         row: u64,
         /// The curve's error, with the value and the bounds.
@@ -103,7 +95,7 @@ pub enum RewriteError {
     )]
     MissingGeometryColumn {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// Column that was asked for.
         column: String,
         /// Columns present in the file.
@@ -118,9 +110,9 @@ pub enum RewriteError {
         /// Partition key.
         partition: String,
         /// A file with the first schema.
-        first: PathBuf,
+        first: String,
         /// A file with a different schema.
-        other: PathBuf,
+        other: String,
     },
     /// An input file's row-lineage column (found by its reserved field id) is not a 64-bit
     /// integer, so its values cannot be carried into the output.
@@ -130,7 +122,7 @@ pub enum RewriteError {
     )]
     InvalidLineageColumn {
         /// Input file.
-        path: PathBuf,
+        path: String,
         /// The column's name in the file.
         column: String,
         /// Its Arrow type.
@@ -140,7 +132,7 @@ pub enum RewriteError {
     #[error("parquet file '{path}': {source}")]
     Parquet {
         /// The file.
-        path: PathBuf,
+        path: String,
         /// The Parquet error.
         source: parquet::errors::ParquetError,
     },
@@ -158,7 +150,7 @@ pub enum RewriteError {
         /// What was being done.
         context: &'static str,
         /// The path involved.
-        path: PathBuf,
+        path: String,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -168,9 +160,12 @@ pub enum RewriteError {
 }
 
 impl RewriteError {
-    pub(crate) fn parquet(path: &std::path::Path, source: parquet::errors::ParquetError) -> Self {
+    pub(crate) fn parquet(
+        path: impl std::fmt::Display,
+        source: parquet::errors::ParquetError,
+    ) -> Self {
         RewriteError::Parquet {
-            path: path.to_path_buf(),
+            path: path.to_string(),
             source,
         }
     }
@@ -184,12 +179,12 @@ impl RewriteError {
 
     pub(crate) fn io(
         context: &'static str,
-        path: &std::path::Path,
+        path: impl std::fmt::Display,
         source: std::io::Error,
     ) -> Self {
         RewriteError::Io {
             context,
-            path: path.to_path_buf(),
+            path: path.to_string(),
             source,
         }
     }

@@ -1,14 +1,13 @@
 //! Running a plan: stream inputs, key rows, route them to sort chunks (spilling within the
 //! budget), sort each chunk and write rolled Parquet files.
 
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
+use arrow_array::{BooleanArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
 use parquet::schema::types::ColumnPath;
@@ -19,53 +18,9 @@ use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
+use crate::storage::RewriteStorage;
 use crate::writer::{RollingWriter, WriterConfig, plain_columns};
-use crate::{
-    InputFile, OutputFile, PartitionKey, RewriteError, RewriteOptions, RewritePlan, RowClass,
-};
-
-/// Where output files go and how they are created and removed. `table` implements it with its
-/// data location, its file naming and its storage (so that a test can fail any write).
-///
-/// Only the output files go through it: the temporary spill runs are scratch files in
-/// `spill-dir` (or the system temporary directory) that are always removed, so they use `std::fs`.
-pub trait OutputLocator: Sync {
-    /// Path of the `seq`-th file written by `task` for `partition`.
-    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf;
-
-    /// Opens a new output file at a path [`OutputLocator::locate`] returned. The file is
-    /// complete once the writer's `flush` has returned `Ok`; the rewrite buffers its writes, so
-    /// the writer sees large blocks. By default `std::fs::File::create`, parent directories
-    /// included.
-    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        Ok(Box::new(File::create(path)?))
-    }
-
-    /// Removes an output file of a failed rewrite (which may be partly written, or missing if
-    /// [`OutputLocator::create`] failed). By default `std::fs::remove_file`.
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
-    }
-}
-
-/// Writes every output file into one directory as `<prefix>-<task>-<seq>.parquet`.
-#[derive(Debug, Clone)]
-pub struct DirectoryLocator {
-    /// Target directory (must exist).
-    pub dir: PathBuf,
-    /// File-name prefix, e.g. a run id, so that concurrent rewrites never collide.
-    pub prefix: String,
-}
-
-impl OutputLocator for DirectoryLocator {
-    fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
-        self.dir
-            .join(format!("{}-{task:05}-{seq:03}.parquet", self.prefix))
-    }
-}
+use crate::{InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass};
 
 /// Iceberg's `rewrite_data_files` result columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -93,6 +48,13 @@ pub struct RewriteOutcome {
     pub result: RewriteResult,
     /// Bytes that went through spill runs (0 when everything fit in the budget).
     pub spilled_bytes: u64,
+    /// The most bytes of routed rows held in memory at once while the inputs were read (the
+    /// Arrow memory size of the buffered pieces, the largest over partitions). The router spills
+    /// before it would pass the budget's routing share (`max_memory_bytes` less what the chunks
+    /// being written may read back), so this never exceeds `max_memory_bytes`. Not counted: the
+    /// chunk being sorted and written (sized by the plan from samples) and reader/writer buffers.
+    #[serde(default)]
+    pub peak_buffered_bytes: u64,
 }
 
 /// Rayon pool with the configured number of threads.
@@ -123,9 +85,9 @@ fn routing_memory_limit(options: &RewriteOptions) -> u64 {
 /// Executes every task of `plan`. On failure every file written so far is deleted.
 pub fn execute(
     plan: &RewritePlan,
-    locator: &dyn OutputLocator,
+    storage: &dyn RewriteStorage,
 ) -> Result<RewriteOutcome, RewriteError> {
-    execute_tasks(plan, &(0..plan.tasks.len()).collect::<Vec<_>>(), locator)
+    execute_tasks(plan, &(0..plan.tasks.len()).collect::<Vec<_>>(), storage)
 }
 
 /// Executes the given tasks of `plan` (e.g. on another worker). Rows that belong to other tasks
@@ -133,7 +95,7 @@ pub fn execute(
 pub fn execute_tasks(
     plan: &RewritePlan,
     task_ids: &[usize],
-    locator: &dyn OutputLocator,
+    storage: &dyn RewriteStorage,
 ) -> Result<RewriteOutcome, RewriteError> {
     plan.validate()?;
     if let Some(&t) = task_ids.iter().find(|&&t| t >= plan.tasks.len()) {
@@ -142,11 +104,11 @@ pub fn execute_tasks(
             plan.tasks.len()
         )));
     }
-    let written = Mutex::new(Vec::<PathBuf>::new());
+    let written = Mutex::new(Vec::<String>::new());
     let pool = thread_pool(&plan.options)?;
-    let run = || -> Result<(Vec<OutputFile>, u64), RewriteError> {
+    let run = || -> Result<(Vec<OutputFile>, u64, u64), RewriteError> {
         let mut added = Vec::new();
-        let mut spilled = 0;
+        let (mut spilled, mut peak) = (0, 0);
         for p in 0..plan.partitions.len() {
             let tasks: Vec<usize> = task_ids
                 .iter()
@@ -156,14 +118,16 @@ pub fn execute_tasks(
             if tasks.is_empty() {
                 continue;
             }
-            let (files, s) = pool.install(|| run_partition(plan, p, &tasks, locator, &written))?;
+            let (files, s, k) =
+                pool.install(|| run_partition(plan, p, &tasks, storage, &written))?;
             added.extend(files);
             spilled += s;
+            peak = peak.max(k);
         }
-        Ok((added, spilled))
+        Ok((added, spilled, peak))
     };
     match run() {
-        Ok((added, spilled_bytes)) => {
+        Ok((added, spilled_bytes, peak_buffered_bytes)) => {
             let mut partitions: Vec<usize> =
                 task_ids.iter().map(|&t| plan.tasks[t].partition).collect();
             partitions.sort_unstable();
@@ -189,10 +153,11 @@ pub fn execute_tasks(
                 rewritten,
                 result,
                 spilled_bytes,
+                peak_buffered_bytes,
             })
         }
         Err(e) => {
-            remove_all(locator, &written.lock().unwrap_or_else(|e| e.into_inner()));
+            remove_all(storage, &written.lock().unwrap_or_else(|e| e.into_inner()));
             Err(e)
         }
     }
@@ -200,9 +165,9 @@ pub fn execute_tasks(
 
 /// Removes the output files of a failed rewrite; errors are ignored because the original error
 /// matters more (a file left behind is unreferenced: the table's orphan listing finds it).
-fn remove_all(locator: &dyn OutputLocator, paths: &[PathBuf]) {
-    for p in paths {
-        let _ = locator.remove(p);
+fn remove_all(storage: &dyn RewriteStorage, locations: &[String]) {
+    for l in locations {
+        let _ = storage.remove(l);
     }
 }
 
@@ -258,12 +223,12 @@ fn run_partition(
     plan: &RewritePlan,
     partition: usize,
     tasks: &[usize],
-    locator: &dyn OutputLocator,
-    written: &Mutex<Vec<PathBuf>>,
-) -> Result<(Vec<OutputFile>, u64), RewriteError> {
+    storage: &dyn RewriteStorage,
+    written: &Mutex<Vec<String>>,
+) -> Result<(Vec<OutputFile>, u64, u64), RewriteError> {
     let part = &plan.partitions[partition];
     let options = &plan.options;
-    let curve = plan.curve.curve()?;
+    let curve = crate::plan::hilbert_curve(&plan.curve)?;
     let column = plan.geometry_column.as_str();
     let routing = Routing::new(plan, partition, tasks);
 
@@ -271,10 +236,10 @@ fn run_partition(
     let sources: Vec<(usize, Source)> = part
         .inputs
         .par_iter()
-        .map(|&i| Source::open(&plan.inputs[i].path, column).map(|s| (i, s)))
+        .map(|&i| Source::open(storage, &plan.inputs[i].location, column).map(|s| (i, s)))
         .collect::<Result<_, _>>()?;
     let Some((first_input, first)) = sources.first() else {
-        return Ok((Vec::new(), 0));
+        return Ok((Vec::new(), 0, 0));
     };
     // v3 row lineage: inputs are compared and written on their data columns, and every output
     // file gets `_row_id` and `_last_updated_sequence_number` (inputs differ in whether they
@@ -296,8 +261,8 @@ fn run_partition(
     {
         return Err(RewriteError::SchemaMismatch {
             partition: part.partition.0.clone(),
-            first: plan.inputs[*first_input].path.clone(),
-            other: plan.inputs[sources[k].0].path.clone(),
+            first: plan.inputs[*first_input].location.clone(),
+            other: plan.inputs[sources[k].0].location.clone(),
         });
     }
     let input_parquet = first.metadata.metadata().file_metadata().schema_descr();
@@ -309,7 +274,7 @@ fn run_partition(
             .iter()
             .position(|&c| c == first.geometry_index)
             .ok_or_else(|| RewriteError::MissingGeometryColumn {
-                path: plan.inputs[*first_input].path.clone(),
+                path: plan.inputs[*first_input].location.clone(),
                 column: column.to_string(),
                 found: "only row-lineage columns of that name".into(),
             })?;
@@ -341,7 +306,13 @@ fn run_partition(
     let spill_dir = tempfile::Builder::new()
         .prefix("geoberg-rewrite-")
         .tempdir_in(&spill_parent)
-        .map_err(|e| RewriteError::io("cannot create spill directory in", &spill_parent, e))?;
+        .map_err(|e| {
+            RewriteError::io(
+                "cannot create spill directory in",
+                spill_parent.display(),
+                e,
+            )
+        })?;
     let router = Router::new(
         routing.slots.len(),
         routing_memory_limit(options) as usize,
@@ -367,14 +338,13 @@ fn run_partition(
         .collect();
     units.par_iter().try_for_each(|&(si, rg, row0)| {
         let (input, source) = &sources[si];
-        let path = &plan.inputs[*input].path;
-        let reader = source.reader(path, vec![rg], false)?;
+        let path = source.location();
+        let reader = source.reader(vec![rg], false)?;
         // File position of the batch's first row: row groups are read whole and no row is
         // filtered, so positions are the file's (what `first_row_id + _pos` needs).
         let mut row = row0;
         for batch in reader {
-            let batch = batch
-                .map_err(|e| RewriteError::arrow(format!("reading '{}'", path.display()), e))?;
+            let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
             let n = batch.num_rows() as u64;
             let (batch, geometry_index) = if lineage {
                 let lineage = plan.inputs[*input].lineage;
@@ -383,6 +353,15 @@ fn run_partition(
                 (batch, config.geometry_index)
             } else {
                 (batch, source.geometry_index)
+            };
+            // Deleted rows go now, after lineage was derived from their file positions.
+            let deleted = &plan.inputs[*input].deleted;
+            let batch = if deleted.is_empty() {
+                batch
+            } else {
+                let keep: BooleanArray = (0..n).map(|i| Some(!deleted.contains(row + i))).collect();
+                filter_record_batch(&batch, &keep)
+                    .map_err(|e| RewriteError::arrow("dropping deleted rows", e))?
             };
             route_batch(
                 &batch,
@@ -430,7 +409,7 @@ fn run_partition(
                 let Some((t, slots)) = task_slots.get(i) else {
                     break;
                 };
-                match write_task(plan, *t, slots, &router, &config, locator, written) {
+                match write_task(plan, *t, slots, &router, &config, storage, written) {
                     Ok(files) => out.push((i, files)),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
@@ -453,7 +432,7 @@ fn run_partition(
         files.extend(r?);
     }
     files.sort_by_key(|f| (f.task, f.key_range.first));
-    Ok((files, router.spilled_bytes()))
+    Ok((files, router.spilled_bytes(), router.peak_buffered_bytes()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -468,7 +447,7 @@ fn route_batch(
     routed_schema: &Arc<Schema>,
     curve: &geoberg_hilbert::HilbertCurve,
     column: &str,
-    path: &std::path::Path,
+    path: &str,
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
     let keyed = key_rows(
@@ -542,16 +521,16 @@ fn write_task(
     slots: &[usize],
     router: &Router,
     config: &WriterConfig,
-    locator: &dyn OutputLocator,
-    written: &Mutex<Vec<PathBuf>>,
+    storage: &dyn RewriteStorage,
+    written: &Mutex<Vec<String>>,
 ) -> Result<Vec<OutputFile>, RewriteError> {
     let t = &plan.tasks[task];
     let partition = &plan.partitions[t.partition].partition;
     let mut seq = 0;
     let mut writer = RollingWriter::new(config, partition.clone(), task, t.class, || {
-        let path = locator.locate(partition, task, seq);
+        let path = storage.locate(partition, task, seq);
         seq += 1;
-        let created = locator.create(&path);
+        let created = storage.create(&path);
         // A create that failed may have left part of a file, which the cleanup removes; but a
         // file that was there already is someone else's.
         if !matches!(&created, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
@@ -599,6 +578,7 @@ fn write_task(
         order.sort();
         let data: Vec<&RecordBatch> = data.iter().collect();
         let mut indices = Vec::with_capacity(config.row_group_rows.min(order.len()));
+        let mut keys = Vec::with_capacity(config.row_group_rows.min(order.len()));
         for rows in order.chunks(config.row_group_rows) {
             indices.clear();
             indices.extend(
@@ -607,8 +587,9 @@ fn write_task(
             );
             let sorted = interleave_record_batch(&data, &indices)
                 .map_err(|e| RewriteError::arrow("gathering sorted rows", e))?;
-            let last = rows.last().expect("chunks are non-empty").0;
-            writer.write(&sorted, rows[0].0, last)?;
+            keys.clear();
+            keys.extend(rows.iter().map(|&(k, _)| k));
+            writer.write(&sorted, &keys)?;
         }
     }
     writer.close_current()?;

@@ -1,7 +1,5 @@
 //! Sort keys of rows: the Hilbert index of each geometry's bbox centre.
 
-use std::path::Path;
-
 use arrow_array::Array;
 use geoberg_geostats::{BBoxColumns, bbox_columns};
 use geoberg_hilbert::HilbertCurve;
@@ -53,12 +51,12 @@ pub(crate) fn key_rows(
     geometry: &dyn Array,
     curve: &HilbertCurve,
     column: &str,
-    path: &Path,
+    path: &str,
     first_row: u64,
 ) -> Result<KeyedRows, RewriteError> {
     let bboxes = bbox_columns(geometry).map_err(|source| RewriteError::Geometry {
         column: column.to_string(),
-        path: path.to_path_buf(),
+        path: path.to_string(),
         source,
     })?;
     let n = geometry.len();
@@ -86,7 +84,7 @@ pub(crate) fn key_rows(
         for i in 0..n {
             if let Err(source) = curve.encode(xs[i], ys[i]) {
                 return Err(RewriteError::RowOutsideCurveBounds {
-                    path: path.to_path_buf(),
+                    path: path.to_string(),
                     row: first_row + i as u64,
                     source,
                 });

@@ -1,5 +1,5 @@
 //! Hilbert-clustered rewrites of Parquet data files, planned globally and executed in bounded
-//! memory.
+//! memory, on local disk or any object store ([`RewriteStorage`]).
 //!
 //! This is the planning and execution half of `CREATE SPATIAL INDEX` /
 //! `rewrite_data_files(strategy => 'sort', sort_order => 'hilbert(geom, p)')`; the `table` crate
@@ -28,7 +28,9 @@
 //! use std::sync::Arc;
 //! use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 //! use arrow_schema::{DataType, Field, Schema};
-//! use geoberg_rewrite::{CurveSpec, DirectoryLocator, InputFile, RewriteOptions, execute, plan_rewrite};
+//! use geoberg_rewrite::{
+//!     DirectoryStorage, HilbertSpec, InputFile, LocalFiles, RewriteOptions, execute, plan_rewrite,
+//! };
 //!
 //! let dir = tempfile::tempdir()?;
 //! let point = |x: f64, y: f64| {
@@ -53,10 +55,11 @@
 //! let size = std::fs::metadata(&input)?.len();
 //!
 //! let options = RewriteOptions::parse([("rewrite-all", "true")], None)?;
-//! let plan = plan_rewrite(&[InputFile::new(&input, size, 100)], "geom", &CurveSpec::wgs84(16)?, &options)?;
+//! let inputs = [InputFile::new(input.display().to_string(), size, 100)];
+//! let plan = plan_rewrite(&inputs, "geom", &HilbertSpec::wgs84(16)?, &options, &LocalFiles)?;
 //! let out = dir.path().join("out");
 //! std::fs::create_dir(&out)?;
-//! let outcome = execute(&plan, &DirectoryLocator { dir: out, prefix: "run1".into() })?;
+//! let outcome = execute(&plan, &DirectoryStorage { dir: out, prefix: "run1".into() })?;
 //! assert_eq!(outcome.result.rewritten_data_files_count, 1);
 //! assert_eq!(outcome.added.iter().map(|f| f.record_count).sum::<u64>(), 100);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -76,16 +79,15 @@ mod selection;
 mod sizing;
 mod source;
 mod spill;
+mod storage;
 mod writer;
 
 pub use error::RewriteError;
-pub use execute::{
-    DirectoryLocator, OutputLocator, RewriteOutcome, RewriteResult, execute, execute_tasks,
-};
-/// File, partition and curve bounds: the CRS crate's box, re-exported so that plans need no
-/// second import.
-pub use geoberg_crs::Extent;
-pub use input::{InputFile, PartitionKey, RowLineage};
+pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
+/// File, partition and curve bounds, and the curve: the CRS crate's types, re-exported so that
+/// plans need no second import.
+pub use geoberg_crs::{Extent, HilbertSpec};
+pub use input::{DeletedRows, InputFile, PartitionKey, RowLineage};
 pub use keys::RowClass;
 pub use lineage::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
@@ -95,7 +97,11 @@ pub use options::{
     DEFAULT_MAX_MEMORY_BYTES, DEFAULT_TARGET_FILE_SIZE_BYTES, OPTION_KEYS, OutputCodec,
     RewriteOptions,
 };
-pub use plan::{CurveSpec, KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
+pub use plan::{KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
 pub use planner::plan_rewrite;
 pub use selection::{SelectionReason, overlap_depth};
+pub use storage::{
+    DirectoryStorage, InputStorage, LocalFile, LocalFiles, OutputStream, RandomAccess,
+    RewriteStorage, local_path,
+};
 pub use writer::{ColumnMetrics, OutputFile};

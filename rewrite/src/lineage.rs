@@ -10,7 +10,6 @@
 //! columns explicitly.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
@@ -137,7 +136,7 @@ impl Layout {
         lineage: Option<RowLineage>,
         first_pos: u64,
         out: &SchemaRef,
-        path: &Path,
+        path: &str,
     ) -> Result<RecordBatch, RewriteError> {
         let stored = |idx: Option<usize>| -> Result<Option<&Int64Array>, RewriteError> {
             let Some(i) = idx else { return Ok(None) };
@@ -147,7 +146,7 @@ impl Layout {
                 .downcast_ref::<Int64Array>()
                 .map(Some)
                 .ok_or_else(|| RewriteError::InvalidLineageColumn {
-                    path: path.to_path_buf(),
+                    path: path.to_string(),
                     column: batch.schema().field(i).name().clone(),
                     found: column.data_type().to_string(),
                 })

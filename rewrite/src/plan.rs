@@ -5,53 +5,15 @@ use serde::{Deserialize, Serialize};
 use geoberg_hilbert::{Bounds, HilbertCurve};
 
 use crate::{
-    Extent, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass, SelectionReason,
+    Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass,
+    SelectionReason,
 };
 
-/// The Hilbert curve of a rewrite, in a form that plans and table properties can store.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CurveSpec {
-    /// Bits per axis, 1..=32.
-    pub precision: u8,
-    /// The curve's extent; every bbox centre must lie inside it.
-    pub bounds: Extent,
-}
-
-impl CurveSpec {
-    /// Checks precision (1..=32) and bounds (finite, min < max) before any data is read.
-    pub fn new(precision: u32, bounds: Extent) -> Result<CurveSpec, RewriteError> {
-        if !(1..=32).contains(&precision) {
-            return Err(RewriteError::InvalidPrecision { precision });
-        }
-        let spec = CurveSpec {
-            precision: precision as u8,
-            bounds,
-        };
-        spec.curve()?;
-        Ok(spec)
-    }
-
-    /// `hilbert(geom, precision)`: WGS84 longitude/latitude bounds.
-    pub fn wgs84(precision: u32) -> Result<CurveSpec, RewriteError> {
-        CurveSpec::new(precision, Extent::WGS84)
-    }
-
-    /// The curve itself.
-    pub fn curve(&self) -> Result<HilbertCurve, RewriteError> {
-        let b = self.bounds;
-        let bounds = Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y)?;
-        Ok(HilbertCurve::new(self.precision, bounds)?)
-    }
-}
-
-impl From<&HilbertCurve> for CurveSpec {
-    fn from(c: &HilbertCurve) -> Self {
-        let b = c.bounds();
-        CurveSpec {
-            precision: c.precision(),
-            bounds: Extent::new(b.min_x, b.min_y, b.max_x, b.max_y),
-        }
-    }
+/// The curve a [`HilbertSpec`] describes.
+pub(crate) fn hilbert_curve(spec: &HilbertSpec) -> Result<HilbertCurve, RewriteError> {
+    let b = spec.bounds;
+    let bounds = Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y)?;
+    Ok(HilbertCurve::new(spec.precision, bounds)?)
 }
 
 /// An inclusive range of Hilbert keys.
@@ -140,7 +102,7 @@ pub struct RewritePlan {
     /// Geometry column whose bbox centres are keyed.
     pub geometry_column: String,
     /// The curve.
-    pub curve: CurveSpec,
+    pub curve: HilbertSpec,
     /// Options in force.
     pub options: RewriteOptions,
     /// Selected input files.
@@ -178,7 +140,8 @@ impl RewritePlan {
     /// Checks indices and ranges: a plan may come from JSON written elsewhere.
     pub fn validate(&self) -> Result<(), RewriteError> {
         let bad = |m: String| Err(RewriteError::InvalidPlan(m));
-        CurveSpec::new(self.curve.precision as u32, self.curve.bounds)?;
+        HilbertSpec::new(u32::from(self.curve.precision), self.curve.bounds)?;
+        hilbert_curve(&self.curve)?;
         for (i, p) in self.partitions.iter().enumerate() {
             if let Some(&f) = p.inputs.iter().find(|&&f| f >= self.inputs.len()) {
                 return bad(format!(

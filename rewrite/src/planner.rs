@@ -1,7 +1,5 @@
 //! Building a [`RewritePlan`]: preflight, file selection, key sampling and global range cuts.
 
-use std::path::Path;
-
 use arrow_array::UInt32Array;
 use rayon::prelude::*;
 
@@ -10,8 +8,9 @@ use crate::lineage::Layout;
 use crate::selection::{PartitionSelection, select};
 use crate::sizing::{expected_output_files, partition_target_size};
 use crate::source::{Source, same_columns};
+use crate::storage::InputStorage;
 use crate::{
-    CurveSpec, Extent, InputFile, KeyRange, OversizeRule, PartitionPlan, RewriteError,
+    Extent, HilbertSpec, InputFile, KeyRange, OversizeRule, PartitionPlan, RewriteError,
     RewriteOptions, RewritePlan, RewriteTask, RowClass,
 };
 
@@ -46,12 +45,13 @@ struct Sample {
 pub fn plan_rewrite(
     files: &[InputFile],
     geometry_column: &str,
-    curve: &CurveSpec,
+    curve: &HilbertSpec,
     options: &RewriteOptions,
+    storage: &dyn InputStorage,
 ) -> Result<RewritePlan, RewriteError> {
     let selected = select(files, options);
     preflight(files, &selected, geometry_column, curve)?;
-    let hilbert = curve.curve()?;
+    let hilbert = crate::plan::hilbert_curve(curve)?;
     let pool = crate::execute::thread_pool(options)?;
 
     let mut inputs = Vec::new();
@@ -91,6 +91,7 @@ pub fn plan_rewrite(
 
         let samples = pool.install(|| {
             sample_partition(
+                storage,
                 part_files,
                 geometry_column,
                 &hilbert,
@@ -209,9 +210,9 @@ fn preflight(
     files: &[InputFile],
     selected: &[PartitionSelection],
     column: &str,
-    curve: &CurveSpec,
+    curve: &HilbertSpec,
 ) -> Result<(), RewriteError> {
-    CurveSpec::new(curve.precision as u32, curve.bounds)?;
+    HilbertSpec::new(u32::from(curve.precision), curve.bounds)?;
     let data = Extent::union_all(
         selected
             .iter()
@@ -243,6 +244,7 @@ fn preflight(
 
 /// Reads the geometry column of every file (in parallel) and keeps every `stride`-th row.
 fn sample_partition(
+    storage: &dyn InputStorage,
     files: &[InputFile],
     column: &str,
     curve: &geoberg_hilbert::HilbertCurve,
@@ -252,7 +254,7 @@ fn sample_partition(
 ) -> Result<Vec<Sample>, RewriteError> {
     let per_file: Vec<(arrow_schema::SchemaRef, Vec<Sample>)> = files
         .par_iter()
-        .map(|f| sample_file(&f.path, column, curve, stride, options))
+        .map(|f| sample_file(storage, f, column, curve, stride, options))
         .collect::<Result<_, _>>()?;
     // With row lineage, files are compared on their data columns: whether a file already carries
     // the lineage columns (written by an earlier rewrite) does not matter.
@@ -265,34 +267,33 @@ fn sample_partition(
     {
         return Err(RewriteError::SchemaMismatch {
             partition: partition.to_string(),
-            first: files[0].path.clone(),
-            other: files[i].path.clone(),
+            first: files[0].location.clone(),
+            other: files[i].location.clone(),
         });
     }
     Ok(per_file.into_iter().flat_map(|(_, s)| s).collect())
 }
 
 fn sample_file(
-    path: &Path,
+    storage: &dyn InputStorage,
+    input: &InputFile,
     column: &str,
     curve: &geoberg_hilbert::HilbertCurve,
     stride: u64,
     options: &RewriteOptions,
 ) -> Result<(arrow_schema::SchemaRef, Vec<Sample>), RewriteError> {
-    let source = Source::open(path, column)?;
+    let path = input.location.as_str();
+    let source = Source::open(storage, path, column)?;
     let rows: u64 = source.row_group_rows().iter().sum();
-    let file_bytes = std::fs::metadata(path)
-        .map_err(|e| RewriteError::io("cannot stat input file", path, e))?
-        .len();
+    let file_bytes = input.file_size_bytes;
     let out_per_row = file_bytes as f64 * options.compression_factor / rows.max(1) as f64;
     let mem_per_row = source.uncompressed_bytes() as f64 / rows.max(1) as f64;
     let n_groups = source.metadata.metadata().num_row_groups();
-    let reader = source.reader(path, (0..n_groups).collect(), true)?;
+    let reader = source.reader((0..n_groups).collect(), true)?;
     let mut samples = Vec::with_capacity((rows / stride + 1) as usize);
     let mut row0 = 0u64;
     for batch in reader {
-        let batch =
-            batch.map_err(|e| RewriteError::arrow(format!("reading '{}'", path.display()), e))?;
+        let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
         let n = batch.num_rows() as u64;
         let first = (stride - row0 % stride) % stride;
         let picks: Vec<u32> = (first..n)

@@ -1,7 +1,5 @@
 //! Reading input Parquet files: footers, the geometry column, whole batches.
 
-use std::fs::File;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
@@ -12,6 +10,7 @@ use parquet::arrow::arrow_reader::{
 };
 
 use crate::RewriteError;
+use crate::storage::{InputBytes, InputStorage};
 
 /// Rows per batch read from the inputs.
 pub(crate) const READ_BATCH_ROWS: usize = 32 * 1024;
@@ -20,15 +19,23 @@ pub(crate) const READ_BATCH_ROWS: usize = 32 * 1024;
 pub(crate) struct Source {
     pub metadata: ArrowReaderMetadata,
     pub geometry_index: usize,
+    location: String,
+    input: InputBytes,
 }
 
 impl Source {
-    /// Opens `path`, reads its footer and finds the WKB column `column`.
-    pub fn open(path: &Path, column: &str) -> Result<Source, RewriteError> {
-        let file =
-            File::open(path).map_err(|e| RewriteError::io("cannot open input file", path, e))?;
-        let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-            .map_err(|e| RewriteError::parquet(path, e))?;
+    /// Opens `location`, reads its footer and finds the WKB column `column`.
+    pub fn open(
+        storage: &dyn InputStorage,
+        location: &str,
+        column: &str,
+    ) -> Result<Source, RewriteError> {
+        let file = storage
+            .open(location)
+            .map_err(|e| RewriteError::io("cannot open input file", location, e))?;
+        let input = InputBytes::new(file);
+        let metadata = ArrowReaderMetadata::load(&input, ArrowReaderOptions::new())
+            .map_err(|e| RewriteError::parquet(location, e))?;
         let schema = metadata.schema();
         let geometry_index = schema
             .fields()
@@ -41,7 +48,7 @@ impl Source {
                     )
             })
             .ok_or_else(|| RewriteError::MissingGeometryColumn {
-                path: path.to_path_buf(),
+                path: location.to_string(),
                 column: column.to_string(),
                 found: schema
                     .fields()
@@ -53,6 +60,8 @@ impl Source {
         Ok(Source {
             metadata,
             geometry_index,
+            location: location.to_string(),
+            input,
         })
     }
 
@@ -80,20 +89,39 @@ impl Source {
             .collect()
     }
 
-    /// A reader over `row_groups`, all columns or only the geometry column.
+    /// The input's location.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// A reader over `row_groups`, all columns or only the geometry column. On a store that
+    /// prefers it, the needed column chunks are fetched first, in one batch of ranges (so
+    /// memory holds one row group's compressed chunks per reader, outside the sort budget).
     pub fn reader(
         &self,
-        path: &Path,
         row_groups: Vec<usize>,
         geometry_only: bool,
     ) -> Result<ParquetRecordBatchReader, RewriteError> {
-        // A file of its own: a `try_clone` shares the file offset, and Parquet's `File` reader
-        // seeks then reads, so readers of two row groups of one file on two threads would read
-        // each other's bytes.
-        let file =
-            File::open(path).map_err(|e| RewriteError::io("cannot reopen input file", path, e))?;
+        let parquet = self.metadata.metadata();
+        let descr = parquet.file_metadata().schema_descr();
+        let ranges = row_groups
+            .iter()
+            .filter_map(|&rg| parquet.row_groups().get(rg))
+            .flat_map(|rg| {
+                rg.columns().iter().enumerate().filter_map(|(leaf, c)| {
+                    let wanted =
+                        !geometry_only || descr.get_column_root_idx(leaf) == self.geometry_index;
+                    let (start, len) = c.byte_range();
+                    wanted.then_some(start..start + len)
+                })
+            })
+            .collect();
+        let input = self
+            .input
+            .prefetch(ranges)
+            .map_err(|e| RewriteError::io("cannot read input file", &self.location, e))?;
         let mut builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
+            ParquetRecordBatchReaderBuilder::new_with_metadata(input, self.metadata.clone())
                 .with_batch_size(READ_BATCH_ROWS)
                 .with_row_groups(row_groups);
         if geometry_only {
@@ -103,7 +131,9 @@ impl Source {
             );
             builder = builder.with_projection(mask);
         }
-        builder.build().map_err(|e| RewriteError::parquet(path, e))
+        builder
+            .build()
+            .map_err(|e| RewriteError::parquet(&self.location, e))
     }
 }
 

@@ -37,8 +37,10 @@ struct Slot {
     run: Option<SpillRun>,
 }
 
-/// Rows routed to sort chunks. Buffered bytes stay under `limit`: past it, a buffer is written to
-/// its chunk's spill run, so memory is bounded by the budget and not by the table.
+/// Rows routed to sort chunks. Buffered bytes never exceed `limit`: a piece is buffered only
+/// once there is room for it (buffers are spilled to their chunks' runs to make room, and a piece
+/// that still does not fit goes straight to its run), so memory is bounded by the budget and not
+/// by the table, whatever the batch sizes.
 ///
 /// Chunks are written in slot order, so the buffers spilled are those of the highest slots: the
 /// first chunks stay in memory and are written (and freed) before the spilled ones are read back.
@@ -52,6 +54,8 @@ pub(crate) struct Router {
     min_spill: usize,
     dir: PathBuf,
     spilled_bytes: AtomicU64,
+    /// High-water mark of `buffered`.
+    peak: AtomicUsize,
 }
 
 impl Router {
@@ -64,7 +68,14 @@ impl Router {
             min_spill: (limit / (4 * slots.max(1))).max(1 << 20),
             dir,
             spilled_bytes: AtomicU64::new(0),
+            peak: AtomicUsize::new(0),
         }
+    }
+
+    /// The most bytes buffered at any one time so far (Arrow memory size of the buffered
+    /// pieces); at most the limit.
+    pub fn peak_buffered_bytes(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed) as u64
     }
 
     /// Bytes written to spill runs so far.
@@ -72,19 +83,35 @@ impl Router {
         self.spilled_bytes.load(Ordering::Relaxed)
     }
 
-    /// Adds a piece to `slot`, spilling buffers while over the limit.
+    /// Adds a piece to `slot`. Room for it is reserved first, spilling buffers until it fits;
+    /// when nothing is left to spill (the piece alone exceeds the limit, or the rest is other
+    /// threads' reservations), the piece is written to its run instead of buffered.
     pub fn push(&self, slot: usize, piece: Piece) -> Result<(), RewriteError> {
         let bytes = piece.batch.get_array_memory_size();
-        {
-            let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-            s.pieces.push(piece);
-            self.slot_bytes[slot].fetch_add(bytes, Ordering::Relaxed);
-            self.buffered.fetch_add(bytes, Ordering::Relaxed);
+        loop {
+            let now = self.buffered.load(Ordering::Relaxed);
+            if now + bytes <= self.limit {
+                if self
+                    .buffered
+                    .compare_exchange_weak(now, now + bytes, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.peak.fetch_max(now + bytes, Ordering::Relaxed);
+                    break;
+                }
+                continue;
+            }
+            match self.victim() {
+                Some(victim) => self.spill(victim)?,
+                None => {
+                    let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
+                    return self.write_run(slot, &mut s, std::slice::from_ref(&piece));
+                }
+            }
         }
-        while self.buffered.load(Ordering::Relaxed) > self.limit {
-            let Some(victim) = self.victim() else { break };
-            self.spill(victim)?;
-        }
+        let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
+        s.pieces.push(piece);
+        self.slot_bytes[slot].fetch_add(bytes, Ordering::Relaxed);
         Ok(())
     }
 
@@ -107,13 +134,26 @@ impl Router {
             return Ok(());
         }
         let pieces = std::mem::take(&mut s.pieces);
+        self.write_run(slot, &mut s, &pieces)?;
+        let freed: usize = pieces.iter().map(|p| p.batch.get_array_memory_size()).sum();
+        drop(pieces);
+        self.slot_bytes[slot].fetch_sub(freed, Ordering::Relaxed);
+        self.buffered.fetch_sub(freed, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Appends `pieces` to the spill run of `slot` (whose lock the caller holds as `s`).
+    fn write_run(&self, slot: usize, s: &mut Slot, pieces: &[Piece]) -> Result<(), RewriteError> {
+        let Some(first) = pieces.first() else {
+            return Ok(());
+        };
         if s.run.is_none() {
             let path = self.dir.join(format!("chunk-{slot:06}.arrows"));
             let file = File::create(&path)
-                .map_err(|e| RewriteError::io("cannot create spill file", &path, e))?;
+                .map_err(|e| RewriteError::io("cannot create spill file", path.display(), e))?;
             let writer = StreamWriter::try_new(
                 BufWriter::with_capacity(SPILL_BUFFER_BYTES, file),
-                &pieces[0].batch.schema(),
+                &first.batch.schema(),
             )
             .map_err(|e| RewriteError::arrow("starting a spill run", e))?;
             s.run = Some(SpillRun {
@@ -123,19 +163,16 @@ impl Router {
             });
         }
         let run = s.run.as_mut().expect("spill run was just created");
-        let mut freed = 0;
-        for p in &pieces {
+        let mut written = 0;
+        for p in pieces {
             run.writer
                 .write(&p.batch)
                 .map_err(|e| RewriteError::arrow("writing a spill run", e))?;
             run.seqs.push(p.seq);
-            freed += p.batch.get_array_memory_size();
+            written += p.batch.get_array_memory_size();
         }
-        drop(pieces);
-        self.slot_bytes[slot].fetch_sub(freed, Ordering::Relaxed);
-        self.buffered.fetch_sub(freed, Ordering::Relaxed);
         self.spilled_bytes
-            .fetch_add(freed as u64, Ordering::Relaxed);
+            .fetch_add(written as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -154,7 +191,7 @@ impl Router {
                 .map_err(|e| RewriteError::arrow("finishing a spill run", e))?;
             drop(writer);
             let file = File::open(&path)
-                .map_err(|e| RewriteError::io("cannot open spill file", &path, e))?;
+                .map_err(|e| RewriteError::io("cannot open spill file", path.display(), e))?;
             let mut reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
                 .map_err(|e| RewriteError::arrow("reading a spill run", e))?;
             out.reserve(seqs.len() + s.pieces.len());
@@ -164,7 +201,7 @@ impl Router {
                     .ok_or_else(|| {
                         RewriteError::io(
                             "spill run ended early",
-                            &path,
+                            path.display(),
                             std::io::ErrorKind::UnexpectedEof.into(),
                         )
                     })?

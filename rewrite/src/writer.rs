@@ -1,7 +1,5 @@
 //! Output Parquet files rolled at sorted boundaries, and what they report to the commit.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -19,6 +17,7 @@ use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::storage::OutputStream;
 use crate::{Extent, KeyRange, OutputCodec, PartitionKey, RewriteError, RowClass};
 
 /// Metrics of one leaf column, summed over row groups: what Iceberg's `value_counts`,
@@ -45,8 +44,8 @@ pub struct ColumnMetrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OutputFile {
     /// Where the file was written.
-    pub path: PathBuf,
-    /// Its size on disk.
+    pub location: String,
+    /// Its size in bytes.
     pub file_size_bytes: u64,
     /// Rows in it.
     pub record_count: u64,
@@ -101,21 +100,22 @@ impl WriterConfig {
     }
 }
 
-/// An output file's byte sink, from [`crate::OutputLocator::create`]. The Parquet writer
-/// buffers in front of it, so it sees large blocks.
-pub(crate) type OutputWriter = Box<dyn Write + Send>;
+/// An output file's byte sink, from [`crate::RewriteStorage::create`].
+pub(crate) type OutputWriter = Box<dyn OutputStream>;
 
-/// Opens the next output file: its path and its writer.
-type NextFile<'a> = Box<dyn FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a>;
+/// Opens the next output file: its location and its writer.
+type NextFile<'a> = Box<dyn FnMut() -> Result<(String, OutputWriter), RewriteError> + 'a>;
 
 struct OpenFile {
-    path: PathBuf,
+    path: String,
     writer: SerializedFileWriter<OutputWriter>,
     columns: ArrowRowGroupWriterFactory,
     bbox: BBoxAccumulator,
     first_key: u64,
     last_key: u64,
     rows: u64,
+    /// Reached the roll size: closed at the next key change.
+    full: bool,
 }
 
 /// Writes sorted batches, one row group each, starting a new file when the current one reaches
@@ -137,7 +137,7 @@ impl<'a> RollingWriter<'a> {
         partition: PartitionKey,
         task: usize,
         class: RowClass,
-        next_file: impl FnMut() -> Result<(PathBuf, OutputWriter), RewriteError> + 'a,
+        next_file: impl FnMut() -> Result<(String, OutputWriter), RewriteError> + 'a,
     ) -> Self {
         RollingWriter {
             config,
@@ -150,16 +150,36 @@ impl<'a> RollingWriter<'a> {
         }
     }
 
-    /// Appends sorted rows whose keys are `first_key..=last_key`.
-    pub fn write(
-        &mut self,
-        batch: &RecordBatch,
-        first_key: u64,
-        last_key: u64,
-    ) -> Result<(), RewriteError> {
-        if batch.num_rows() == 0 {
-            return Ok(());
+    /// Appends sorted rows; `keys` are their keys, ascending and continuing those written before.
+    ///
+    /// A file that reached the roll size is closed only where the key changes: rows that share
+    /// its last key still go into it, so that no key spans two files and the files of a task
+    /// have disjoint key ranges.
+    pub fn write(&mut self, batch: &RecordBatch, keys: &[u64]) -> Result<(), RewriteError> {
+        debug_assert_eq!(batch.num_rows(), keys.len());
+        let mut batch = batch.clone();
+        let mut keys = keys;
+        if let Some(f) = self.current.as_ref().filter(|f| f.full) {
+            let same = keys.partition_point(|&k| k <= f.last_key);
+            if same > 0 {
+                self.append(&batch.slice(0, same), &keys[..same])?;
+            }
+            if same == keys.len() {
+                return Ok(());
+            }
+            self.close_current()?;
+            batch = batch.slice(same, keys.len() - same);
+            keys = &keys[same..];
         }
+        self.append(&batch, keys)
+    }
+
+    /// Writes `batch` as a row group of the open file (opening one first if none is), and
+    /// marks the file full once it reaches the roll size.
+    fn append(&mut self, batch: &RecordBatch, keys: &[u64]) -> Result<(), RewriteError> {
+        let (Some(&first_key), Some(&last_key)) = (keys.first(), keys.last()) else {
+            return Ok(());
+        };
         if self.current.is_none() {
             let (path, file) = (self.next_file)()?;
             let writer = SerializedFileWriter::new(
@@ -178,6 +198,7 @@ impl<'a> RollingWriter<'a> {
                 first_key,
                 last_key,
                 rows: 0,
+                full: false,
             });
         }
         let f = self.current.as_mut().expect("file was just opened");
@@ -197,10 +218,7 @@ impl<'a> RollingWriter<'a> {
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         f.last_key = last_key;
         f.rows += batch.num_rows() as u64;
-        let size = f.writer.bytes_written() as u64;
-        if size >= self.config.roll_bytes {
-            self.close_current()?;
-        }
+        f.full = f.writer.bytes_written() as u64 >= self.config.roll_bytes;
         Ok(())
     }
 
@@ -209,16 +227,19 @@ impl<'a> RollingWriter<'a> {
         let Some(mut f) = self.current.take() else {
             return Ok(());
         };
-        // `finish` writes the footer and flushes the sink: the file is complete when it returns.
+        // `finish` writes the footer; the sink's own `finish` completes the file.
         let footer = f
             .writer
             .finish()
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         let file_size_bytes = f.writer.bytes_written() as u64;
-        drop(f.writer);
+        f.writer
+            .inner_mut()
+            .finish()
+            .map_err(|e| RewriteError::io("cannot complete output file", &f.path, e))?;
         self.finished.push(OutputFile {
             columns: column_metrics(&footer),
-            path: f.path,
+            location: f.path,
             file_size_bytes,
             record_count: f.rows,
             partition: self.partition.clone(),

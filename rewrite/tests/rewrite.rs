@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{Array, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use geoberg_rewrite::{
-    CurveSpec, DirectoryLocator, Extent, InputFile, OutputLocator, PartitionKey, RewriteError,
-    RewriteOptions, RewriteOutcome, RewritePlan, RowClass, execute, execute_tasks, plan_rewrite,
+    DirectoryStorage, Extent, HilbertSpec, InputFile, LocalFiles, OutputStream, PartitionKey,
+    RewriteError, RewriteOptions, RewriteOutcome, RewritePlan, RewriteStorage, RowClass, execute,
+    execute_tasks, plan_rewrite,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -122,7 +123,8 @@ fn write_table(
         w.write(&batch).unwrap();
         w.close().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
-        let mut file = InputFile::new(&path, size, rows as u64).with_partition(partition);
+        let mut file =
+            InputFile::new(path.display().to_string(), size, rows as u64).with_partition(partition);
         file.bbox = bbox;
         out.push(file);
     }
@@ -179,7 +181,7 @@ fn run(plan: &RewritePlan, out: &Path) -> RewriteOutcome {
     std::fs::create_dir_all(out).unwrap();
     execute(
         plan,
-        &DirectoryLocator {
+        &DirectoryStorage {
             dir: out.to_path_buf(),
             prefix: "t".into(),
         },
@@ -209,19 +211,31 @@ fn rows_are_preserved_exactly_with_spilling_and_partitions() {
         ("threads", "2"),
         ("row-group-rows", "5000"),
     ]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let out = dir.path().join("out");
     let outcome = run(&plan, &out);
     assert!(
         outcome.spilled_bytes > 0,
         "the 16 MiB budget should force spill runs"
     );
-    let before = checksums(&inputs.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    let before = checksums(
+        &inputs
+            .iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>(),
+    );
     let after = checksums(
         &outcome
             .added
             .iter()
-            .map(|f| f.path.clone())
+            .map(|f| PathBuf::from(&f.location))
             .collect::<Vec<_>>(),
     );
     assert_eq!(before, after);
@@ -238,9 +252,12 @@ fn rows_are_preserved_exactly_with_spilling_and_partitions() {
     assert_eq!(files_in(&out).len(), outcome.added.len(), "no stray files");
     // Reported statistics match the files.
     for f in &outcome.added {
-        let b = read(&f.path);
+        let b = read(Path::new(&f.location));
         assert_eq!(b.num_rows() as u64, f.record_count);
-        assert_eq!(std::fs::metadata(&f.path).unwrap().len(), f.file_size_bytes);
+        assert_eq!(
+            std::fs::metadata(&f.location).unwrap().len(),
+            f.file_size_bytes
+        );
         let ids = f.columns.iter().map(|c| c.field_id).collect::<Vec<_>>();
         assert_eq!(ids, vec![Some(1), Some(2), Some(3), Some(4)]);
         let geom = &f.columns[1];
@@ -279,7 +296,7 @@ fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
     );
     // A coarse curve (4096 cells for 100 000 rows): most keys are shared, so the tie-break
     // (input order) decides the order of most rows, across pieces, batches and files.
-    let spec = CurveSpec::wgs84(6).unwrap();
+    let spec = HilbertSpec::wgs84(6).unwrap();
     let options = opts(&[
         ("rewrite-all", "true"),
         ("target-file-count", "12"),
@@ -287,7 +304,7 @@ fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
         ("max-memory-bytes", "16777216"),
         ("threads", "2"),
     ]);
-    let plan = plan_rewrite(&inputs, "geom", &spec, &options).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &spec, &options, &LocalFiles).unwrap();
     let outcome = run(&plan, &dir.path().join("out"));
     let regular: Vec<_> = outcome
         .added
@@ -303,9 +320,14 @@ fn output_files_have_disjoint_ordered_key_ranges_and_sorted_rows() {
             w[1].key_range
         );
     }
-    let curve = spec.curve().unwrap();
+    let b = spec.bounds;
+    let curve = geoberg_hilbert::HilbertCurve::new(
+        spec.precision,
+        geoberg_hilbert::Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y).unwrap(),
+    )
+    .unwrap();
     for f in &regular {
-        let b = read(&f.path);
+        let b = read(Path::new(&f.location));
         let g = b.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
         let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         let keys: Vec<(u64, i64)> = (0..b.num_rows())
@@ -343,7 +365,14 @@ fn a_one_percent_window_reads_near_the_ideal_number_of_files() {
     let inputs = write_table(dir.path(), 40, 5_000, 4, PLAIN, "u");
     let n = 100usize;
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "100")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let outcome = run(&plan, &dir.path().join("out"));
     let after: Vec<Extent> = outcome.added.iter().filter_map(|f| f.bbox).collect();
     assert!((90..=110).contains(&after.len()), "{} files", after.len());
@@ -378,21 +407,21 @@ fn preflight_errors_name_the_problem() {
     let inputs = write_table(dir.path(), 1, 100, 5, PLAIN, "");
     let bounds = Extent::new(-180.0, -90.0, 180.0, 90.0);
     for p in [0, 33] {
-        let e = CurveSpec::new(p, bounds).unwrap_err();
+        let e = HilbertSpec::new(p, bounds).unwrap_err();
         assert!(
-            matches!(e, RewriteError::InvalidPrecision { precision } if precision == p),
+            matches!(e, geoberg_crs::CrsError::InvalidPrecision { precision } if precision == p),
             "{e}"
         );
         assert!(e.to_string().contains("1..=32"));
     }
     assert!(matches!(
-        CurveSpec::new(16, Extent::new(1.0, 0.0, 0.0, 1.0)),
-        Err(RewriteError::Hilbert(_))
+        HilbertSpec::new(16, Extent::new(1.0, 0.0, 0.0, 1.0)),
+        Err(geoberg_crs::CrsError::InvalidBounds { .. })
     ));
 
-    let narrow = CurveSpec::new(10, Extent::new(-10.0, -10.0, 10.0, 10.0)).unwrap();
+    let narrow = HilbertSpec::new(10, Extent::new(-10.0, -10.0, 10.0, 10.0)).unwrap();
     let options = opts(&[("rewrite-all", "true")]);
-    let e = plan_rewrite(&inputs, "geom", &narrow, &options).unwrap_err();
+    let e = plan_rewrite(&inputs, "geom", &narrow, &options, &LocalFiles).unwrap_err();
     let msg = e.to_string();
     assert!(
         matches!(e, RewriteError::DataOutsideCurveBounds { .. }),
@@ -406,7 +435,7 @@ fn preflight_errors_name_the_problem() {
     // Without recorded bounds the check happens while reading, naming the row.
     let mut no_bbox = inputs.clone();
     no_bbox[0].bbox = None;
-    let e = plan_rewrite(&no_bbox, "geom", &narrow, &options).unwrap_err();
+    let e = plan_rewrite(&no_bbox, "geom", &narrow, &options, &LocalFiles).unwrap_err();
     assert!(
         matches!(e, RewriteError::RowOutsideCurveBounds { .. }),
         "{e}"
@@ -419,7 +448,14 @@ fn preflight_errors_name_the_problem() {
         "{e}"
     );
 
-    let e = plan_rewrite(&inputs, "shape", &CurveSpec::wgs84(10).unwrap(), &options).unwrap_err();
+    let e = plan_rewrite(
+        &inputs,
+        "shape",
+        &HilbertSpec::wgs84(10).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap_err();
     assert!(
         matches!(e, RewriteError::MissingGeometryColumn { .. }),
         "{e}"
@@ -433,14 +469,21 @@ fn a_failure_midway_leaves_no_output_files() {
     let mut inputs = write_table(dir.path(), 2, 5_000, 6, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 5_000, 7, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-size-bytes", "20000")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     // Partition "a" is written first; then an input of "b" turns out unreadable.
-    std::fs::write(&inputs[3].path, b"not a parquet file").unwrap();
+    std::fs::write(&inputs[3].location, b"not a parquet file").unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let e = execute(
         &plan,
-        &DirectoryLocator {
+        &DirectoryStorage {
             dir: out.clone(),
             prefix: "t".into(),
         },
@@ -458,6 +501,12 @@ fn a_failure_midway_leaves_no_output_files() {
 /// Writes half of the first block it is given, then fails: a crash in the middle of a file.
 struct HalfWriter(File);
 
+impl OutputStream for HalfWriter {
+    fn finish(&mut self) -> std::io::Result<()> {
+        Err(std::io::Error::other("injected: disk gone"))
+    }
+}
+
 impl Write for HalfWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.write_all(&buf[..buf.len() / 2])?;
@@ -468,31 +517,51 @@ impl Write for HalfWriter {
     }
 }
 
-/// A [`DirectoryLocator`] whose `fail_at`-th created file fails half way through.
+/// A [`DirectoryStorage`] whose `fail_at`-th created file fails half way through.
 struct FailingLocator {
-    inner: DirectoryLocator,
+    inner: DirectoryStorage,
     fail_at: usize,
     created: Mutex<Vec<PathBuf>>,
     removed: Mutex<Vec<PathBuf>>,
 }
 
-impl OutputLocator for FailingLocator {
-    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
+impl geoberg_rewrite::InputStorage for FailingLocator {}
+
+impl RewriteStorage for FailingLocator {
+    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> String {
         self.inner.locate(partition, task, seq)
     }
-    fn create(&self, path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
+    fn create(&self, location: &str) -> std::io::Result<Box<dyn OutputStream>> {
         let mut created = self.created.lock().unwrap();
-        created.push(path.to_path_buf());
-        let file = File::create(path)?;
+        created.push(PathBuf::from(location));
+        let file = File::create(location)?;
         if created.len() == self.fail_at {
             Ok(Box::new(HalfWriter(file)))
         } else {
-            Ok(Box::new(file))
+            Ok(Box::new(PlainFile(file)))
         }
     }
-    fn remove(&self, path: &Path) -> std::io::Result<()> {
-        self.removed.lock().unwrap().push(path.to_path_buf());
-        std::fs::remove_file(path)
+    fn remove(&self, location: &str) -> std::io::Result<()> {
+        self.removed.lock().unwrap().push(PathBuf::from(location));
+        std::fs::remove_file(location)
+    }
+}
+
+/// A local output file whose `finish` is a flush.
+struct PlainFile(File);
+
+impl Write for PlainFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl OutputStream for PlainFile {
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -502,14 +571,26 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
     let mut inputs = write_table(dir.path(), 2, 3_000, 11, PLAIN, "a");
     inputs.extend(write_table(dir.path(), 2, 3_000, 12, PLAIN, "b"));
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "6")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
-    let expected = checksums(&inputs.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
+    let expected = checksums(
+        &inputs
+            .iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>(),
+    );
     let mut k = 1;
     loop {
         let out = dir.path().join(format!("out-{k}"));
         std::fs::create_dir(&out).unwrap();
         let locator = FailingLocator {
-            inner: DirectoryLocator {
+            inner: DirectoryStorage {
                 dir: out.clone(),
                 prefix: "f".into(),
             },
@@ -529,11 +610,18 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
                 );
                 assert!(created.len() >= 4, "{} output files", created.len());
                 assert!(removed.is_empty());
-                let paths: Vec<PathBuf> = outcome.added.iter().map(|f| f.path.clone()).collect();
+                let paths: Vec<PathBuf> = outcome
+                    .added
+                    .iter()
+                    .map(|f| PathBuf::from(&f.location))
+                    .collect();
                 assert_eq!(checksums(&paths), expected);
                 // Sizes come from the writer's count, which must match the disk.
                 for f in &outcome.added {
-                    assert_eq!(std::fs::metadata(&f.path).unwrap().len(), f.file_size_bytes);
+                    assert_eq!(
+                        std::fs::metadata(&f.location).unwrap().len(),
+                        f.file_size_bytes
+                    );
                 }
                 break;
             }
@@ -557,15 +645,17 @@ fn output_files_go_through_the_locator_and_a_failed_write_leaves_none() {
     }
 }
 
-/// A [`DirectoryLocator`] that never replaces a file.
-struct CreateNewLocator(DirectoryLocator);
+/// A [`DirectoryStorage`] that never replaces a file.
+struct CreateNewLocator(DirectoryStorage);
 
-impl OutputLocator for CreateNewLocator {
-    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> PathBuf {
+impl geoberg_rewrite::InputStorage for CreateNewLocator {}
+
+impl RewriteStorage for CreateNewLocator {
+    fn locate(&self, partition: &PartitionKey, task: usize, seq: usize) -> String {
         self.0.locate(partition, task, seq)
     }
-    fn create(&self, path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
-        Ok(Box::new(File::create_new(path)?))
+    fn create(&self, location: &str) -> std::io::Result<Box<dyn OutputStream>> {
+        Ok(Box::new(PlainFile(File::create_new(location)?)))
     }
 }
 
@@ -574,10 +664,17 @@ fn a_failed_rewrite_never_removes_a_file_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = write_table(dir.path(), 2, 2_000, 13, PLAIN, "");
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(12).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(12).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let locator = CreateNewLocator(DirectoryLocator {
+    let locator = CreateNewLocator(DirectoryStorage {
         dir: out.clone(),
         prefix: "x".into(),
     });
@@ -615,7 +712,14 @@ fn plans_round_trip_through_json_and_tasks_run_separately() {
         "",
     );
     let options = opts(&[("rewrite-all", "true"), ("target-file-count", "4")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(16).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(16).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     let json = plan.to_json().unwrap();
     let back = RewritePlan::from_json(&json).unwrap();
     assert_eq!(back, plan);
@@ -623,15 +727,18 @@ fn plans_round_trip_through_json_and_tasks_run_separately() {
     std::fs::create_dir(&out).unwrap();
     let mut added = Vec::new();
     for t in 0..plan.tasks.len() {
-        let locator = DirectoryLocator {
+        let locator = DirectoryStorage {
             dir: out.clone(),
             prefix: format!("w{t}"),
         };
         added.extend(execute_tasks(&back, &[t], &locator).unwrap().added);
     }
     let together = run(&plan, &dir.path().join("together"));
-    let paths =
-        |v: &[geoberg_rewrite::OutputFile]| v.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+    let paths = |v: &[geoberg_rewrite::OutputFile]| {
+        v.iter()
+            .map(|f| PathBuf::from(&f.location))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         checksums(&paths(&added)),
         checksums(&paths(&together.added))
@@ -646,7 +753,14 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     let inputs = write_table(dir.path(), 2, 1_000, 9, PLAIN, "");
     // Two files, min-input-files 5, no overlap rule triggered at depth threshold 1000.
     let options = opts(&[("min-overlap-depth", "1000")]);
-    let plan = plan_rewrite(&inputs, "geom", &CurveSpec::wgs84(10).unwrap(), &options).unwrap();
+    let plan = plan_rewrite(
+        &inputs,
+        "geom",
+        &HilbertSpec::wgs84(10).unwrap(),
+        &options,
+        &LocalFiles,
+    )
+    .unwrap();
     assert!(plan.is_empty());
     let outcome = run(&plan, &dir.path().join("out"));
     assert_eq!(outcome.result.rewritten_data_files_count, 0);
@@ -654,8 +768,9 @@ fn size_based_selection_skips_healthy_tidy_tables() {
     let plan = plan_rewrite(
         &inputs,
         "geom",
-        &CurveSpec::wgs84(10).unwrap(),
+        &HilbertSpec::wgs84(10).unwrap(),
         &opts(&[("min-overlap-depth", "1.5")]),
+        &LocalFiles,
     )
     .unwrap();
     assert_eq!(plan.partitions.len(), 1);
@@ -669,7 +784,7 @@ fn with_lineage_columns(
     group_rows: usize,
     stored: Option<&dyn Fn(i64) -> (Option<i64>, Option<i64>)>,
 ) -> InputFile {
-    let b = read(&file.path);
+    let b = read(Path::new(&file.location));
     let mut fields: Vec<Field> = b
         .schema()
         .fields()
@@ -690,11 +805,11 @@ fn with_lineage_columns(
         .set_max_row_group_row_count(Some(group_rows))
         .build();
     let mut w =
-        ArrowWriter::try_new(File::create(&file.path).unwrap(), schema, Some(props)).unwrap();
+        ArrowWriter::try_new(File::create(&file.location).unwrap(), schema, Some(props)).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
     let mut out = file.clone();
-    out.file_size_bytes = std::fs::metadata(&file.path).unwrap().len();
+    out.file_size_bytes = std::fs::metadata(&file.location).unwrap().len();
     out
 }
 
@@ -706,7 +821,7 @@ type Lineage = (Option<i64>, Option<i64>);
 fn reader_view(files: &[InputFile]) -> std::collections::BTreeMap<i64, Lineage> {
     let mut out = std::collections::BTreeMap::new();
     for f in files {
-        let b = read(&f.path);
+        let b = read(Path::new(&f.location));
         let schema = b.schema();
         let by_id = |want: &str| {
             schema.fields().iter().position(|x| {
@@ -774,14 +889,18 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
         ("threads", "2"),
         ("row-group-rows", "4000"),
     ]);
-    let curve = CurveSpec::wgs84(16).unwrap();
-    let plan = plan_rewrite(&inputs, "geom", &curve, &options).unwrap();
+    let curve = HilbertSpec::wgs84(16).unwrap();
+    let plan = plan_rewrite(&inputs, "geom", &curve, &options, &LocalFiles).unwrap();
     let out = dir.path().join("out1");
     let first = run(&plan, &out);
     assert!(first.added.len() > 5, "{} files", first.added.len());
     let data_paths = |fs: &[PathBuf]| checksums(fs);
-    let in_paths: Vec<PathBuf> = inputs.iter().map(|f| f.path.clone()).collect();
-    let out_paths: Vec<PathBuf> = first.added.iter().map(|f| f.path.clone()).collect();
+    let in_paths: Vec<PathBuf> = inputs.iter().map(|f| PathBuf::from(&f.location)).collect();
+    let out_paths: Vec<PathBuf> = first
+        .added
+        .iter()
+        .map(|f| PathBuf::from(&f.location))
+        .collect();
     assert_eq!(
         data_paths(&in_paths),
         data_paths(&out_paths),
@@ -801,7 +920,7 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
                     data_sequence_number: seq,
                 };
                 next += f.record_count as i64;
-                InputFile::new(&f.path, f.file_size_bytes, f.record_count)
+                InputFile::new(f.location.clone(), f.file_size_bytes, f.record_count)
                     .with_partition(f.partition.0.clone())
                     .with_lineage(lineage)
             })
@@ -817,7 +936,7 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
     let round1 = as_inputs(&first.added, 9_000_000, 77);
     assert_eq!(stored_view(&round1), expected);
     for f in &first.added {
-        let b = read(&f.path);
+        let b = read(Path::new(&f.location));
         let schema = b.schema();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(
@@ -852,7 +971,7 @@ fn row_lineage_is_kept_through_repeated_rewrites() {
     // A second rewrite of the rewritten files (which now carry the columns) keeps every
     // materialized value; the null ids are assigned from the new files' first_row_id, as a
     // reader of the first rewrite's files would have read them.
-    let plan = plan_rewrite(&round1, "geom", &curve, &options).unwrap();
+    let plan = plan_rewrite(&round1, "geom", &curve, &options, &LocalFiles).unwrap();
     let second = run(&plan, &dir.path().join("out2"));
     let round2 = as_inputs(&second.added, 20_000_000, 88);
     assert_eq!(stored_view(&round2), reader_view(&round1));

@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use geoberg_crs::{Crs, EdgeAlgorithm};
+use geoberg_crs::{ColumnType as GeoType, Crs, EdgeAlgorithm};
 use sqlparser::ast::Expr;
 use sqlparser::tokenizer::Token;
 
@@ -44,28 +44,16 @@ pub enum ColumnType {
     Binary,
     /// `uuid`.
     Uuid,
-    /// `geometry` (no CRS) or `geometry(<srid or crs>)`.
-    Geometry {
-        /// The declared CRS; `None` for a bare `geometry` (which the `crs` rules reject for new
-        /// tables).
-        crs: Option<Crs>,
-    },
-    /// `geography`, `geography(<crs>)` or `geography(<crs>, <algorithm>)`.
-    Geography {
-        /// The declared CRS; `None` means the Iceberg default, OGC:CRS84.
-        crs: Option<Crs>,
-        /// The edge interpolation; `None` means the default, spherical.
-        algorithm: Option<EdgeAlgorithm>,
-    },
+    /// `geometry` (no CRS: [`GeoType::GeometryWithoutCrs`], which the `crs` rules reject for
+    /// new tables), `geometry(<srid or crs>)`, `geography` (OGC:CRS84, spherical),
+    /// `geography(<crs>)` or `geography(<crs>, <algorithm>)`: the `crs` crate's type.
+    Geo(GeoType),
 }
 
 impl ColumnType {
     /// Whether this is a geometry or geography column.
     pub fn is_spatial(&self) -> bool {
-        matches!(
-            self,
-            ColumnType::Geometry { .. } | ColumnType::Geography { .. }
-        )
+        matches!(self, ColumnType::Geo(_))
     }
 }
 
@@ -92,15 +80,16 @@ impl fmt::Display for ColumnType {
             ColumnType::String => f.write_str("string"),
             ColumnType::Binary => f.write_str("binary"),
             ColumnType::Uuid => f.write_str("uuid"),
-            ColumnType::Geometry { crs: None } => f.write_str("geometry"),
-            ColumnType::Geometry { crs: Some(c) } => write!(f, "geometry({})", render_crs(c)),
-            ColumnType::Geography { crs, algorithm } => {
+            ColumnType::Geo(GeoType::GeometryWithoutCrs) => f.write_str("geometry"),
+            ColumnType::Geo(GeoType::Geometry { crs }) => {
+                write!(f, "geometry({})", render_crs(crs))
+            }
+            ColumnType::Geo(GeoType::Geography { crs, edges }) => {
                 f.write_str("geography")?;
-                match (crs, algorithm) {
-                    (None, None) => Ok(()),
-                    (None, Some(a)) => write!(f, "('{}', {})", Crs::WGS84, a.name()),
-                    (Some(c), None) => write!(f, "({})", render_crs(c)),
-                    (Some(c), Some(a)) => write!(f, "({}, {})", render_crs(c), a.name()),
+                match (*crs == Crs::OgcCrs84, *edges == EdgeAlgorithm::Spherical) {
+                    (true, true) => Ok(()),
+                    (false, true) => write!(f, "({})", render_crs(crs)),
+                    (_, false) => write!(f, "({}, {})", render_crs(crs), edges.name()),
                 }
             }
         }
@@ -366,7 +355,10 @@ fn parse_type(front: &mut Front<'_>, column: &str) -> Result<ColumnType, SqlErro
             } else {
                 None
             };
-            Ok(ColumnType::Geometry { crs })
+            Ok(ColumnType::Geo(match crs {
+                None => GeoType::GeometryWithoutCrs,
+                Some(crs) => GeoType::Geometry { crs },
+            }))
         }
         "geography" => {
             let (crs, algorithm) = if front.consume(&Token::LParen) {
@@ -392,7 +384,10 @@ fn parse_type(front: &mut Front<'_>, column: &str) -> Result<ColumnType, SqlErro
             } else {
                 (None, None)
             };
-            Ok(ColumnType::Geography { crs, algorithm })
+            Ok(ColumnType::Geo(GeoType::Geography {
+                crs: crs.unwrap_or(Crs::OgcCrs84),
+                edges: algorithm.unwrap_or_default(),
+            }))
         }
         _ => Err(SqlError::invalid(
             format!("type `{}` of column `{column}`", start.token),

@@ -64,10 +64,8 @@ pub use geoberg_crs::{Crs, EdgeAlgorithm};
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
 pub use query::{Projection, SelectRequest};
-pub use rewrite::{
-    CurveBounds, HilbertIndex, MAX_PRECISION, REWRITE_ALL, RewriteRequest, RewriteStrategy,
-};
-pub use spatial::{BoundingBox, SpatialFilter, SpatialRelation, Window};
+pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
+pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
 
 /// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for

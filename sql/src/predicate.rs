@@ -8,7 +8,9 @@ use sqlparser::ast::{
 use crate::error::{Position, SqlError};
 use crate::front::position;
 use crate::name::{quote_ident, quote_string};
-use crate::spatial::{BoundingBox, SpatialFilter, SpatialRelation, Window};
+use geoberg_crs::Extent;
+
+use crate::spatial::{SpatialFilter, SpatialRelation, Window};
 
 /// A literal value compared against a column.
 #[derive(Debug, Clone, PartialEq)]
@@ -589,12 +591,12 @@ fn window(expr: &Expr) -> Result<Window, SqlError> {
                     ));
                 }
             };
-            let bbox = BoundingBox {
-                min_x: float(coords[0])?,
-                min_y: float(coords[1])?,
-                max_x: float(coords[2])?,
-                max_y: float(coords[3])?,
-            };
+            let bbox = Extent::new(
+                float(coords[0])?,
+                float(coords[1])?,
+                float(coords[2])?,
+                float(coords[3])?,
+            );
             Window::from_envelope(bbox, srid)
         }
         _ => Err(unsupported(

@@ -4,6 +4,8 @@ use std::fmt;
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
 use sqlparser::tokenizer::Token;
 
+use geoberg_crs::{Extent, HilbertSpec};
+
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::name::{TableName, quote_ident, quote_string};
@@ -16,50 +18,6 @@ use crate::predicate::{
 /// `CREATE SPATIAL INDEX` sets it to `true`.
 pub const REWRITE_ALL: &str = "rewrite-all";
 
-/// Finest Hilbert precision (bits per axis), as in WherobotsDB.
-pub const MAX_PRECISION: u8 = 32;
-
-/// The box a Hilbert curve spans; every geometry's bbox centre must fall inside it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CurveBounds {
-    /// Smallest x.
-    pub min_x: f64,
-    /// Smallest y.
-    pub min_y: f64,
-    /// Largest x.
-    pub max_x: f64,
-    /// Largest y.
-    pub max_y: f64,
-}
-
-impl CurveBounds {
-    /// Bounds that are finite with `min < max` on both axes.
-    pub fn new(min_x: f64, min_y: f64, max_x: f64, max_y: f64) -> Result<Self, SqlError> {
-        let reason = if ![min_x, min_y, max_x, max_y].iter().all(|v| v.is_finite()) {
-            Some("every bound must be a finite number")
-        } else if min_x >= max_x || min_y >= max_y {
-            Some("minX must be < maxX and minY < maxY; the order is (minX, minY, maxX, maxY)")
-        } else {
-            None
-        };
-        match reason {
-            Some(reason) => Err(SqlError::InvalidBounds {
-                min_x,
-                min_y,
-                max_x,
-                max_y,
-                reason: reason.to_string(),
-            }),
-            None => Ok(CurveBounds {
-                min_x,
-                min_y,
-                max_x,
-                max_y,
-            }),
-        }
-    }
-}
-
 /// `hilbert(column, precision[, minX, minY, maxX, maxY])`: sort rows by the Hilbert index of
 /// each geometry's bbox centre. Without bounds the curve spans WGS84 lon/lat; whether that fits
 /// the column's CRS is checked at execution (by the `crs` crate), where the column is known.
@@ -69,8 +27,9 @@ pub struct HilbertIndex {
     pub column: String,
     /// Bits per axis, 1..=32.
     pub precision: u8,
-    /// Explicit curve bounds, or `None` for the WGS84 default.
-    pub bounds: Option<CurveBounds>,
+    /// Explicit curve bounds (finite, with area), or `None` for the default of the column's
+    /// CRS.
+    pub bounds: Option<Extent>,
 }
 
 impl fmt::Display for HilbertIndex {
@@ -437,7 +396,12 @@ fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
         )
     })?;
     let precision = match literal(args[1]) {
-        Ok(Literal::Integer(p)) if (1..=i64::from(MAX_PRECISION)).contains(&p) => p as u8,
+        Ok(Literal::Integer(p))
+            if (i64::from(HilbertSpec::MIN_PRECISION)..=i64::from(HilbertSpec::MAX_PRECISION))
+                .contains(&p) =>
+        {
+            p as u8
+        }
         _ => {
             return Err(SqlError::PrecisionOutOfRange {
                 value: args[1].to_string(),
@@ -449,7 +413,7 @@ fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
             .iter()
             .map(|a| float(a))
             .collect::<Result<Vec<_>, _>>()?;
-        Some(CurveBounds::new(v[0], v[1], v[2], v[3])?)
+        Some(curve_bounds(v[0], v[1], v[2], v[3])?)
     } else {
         None
     };
@@ -511,4 +475,30 @@ fn options_map(expr: &Expr) -> Result<BTreeMap<String, String>, SqlError> {
         }
     }
     Ok(map)
+}
+
+/// Curve bounds as given: finite, with `min < max` on both axes (a curve needs an area).
+pub(crate) fn curve_bounds(
+    min_x: f64,
+    min_y: f64,
+    max_x: f64,
+    max_y: f64,
+) -> Result<Extent, SqlError> {
+    let reason = if ![min_x, min_y, max_x, max_y].iter().all(|v| v.is_finite()) {
+        Some("every bound must be a finite number")
+    } else if min_x >= max_x || min_y >= max_y {
+        Some("minX must be < maxX and minY < maxY; the order is (minX, minY, maxX, maxY)")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(SqlError::InvalidBounds {
+            min_x,
+            min_y,
+            max_x,
+            max_y,
+            reason: reason.to_string(),
+        }),
+        None => Ok(Extent::new(min_x, min_y, max_x, max_y)),
+    }
 }

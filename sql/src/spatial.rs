@@ -2,52 +2,19 @@ use std::fmt;
 use std::str::FromStr;
 
 use geo_types::{Coord, Geometry, Rect};
+use geoberg_crs::Extent;
 use wkt::{ToWkt, Wkt};
 
 use crate::error::SqlError;
 use crate::front::MAX_NESTING_DEPTH;
 use crate::name::{quote_ident, quote_string};
 
-/// An axis-aligned box `[min_x, max_x] × [min_y, max_y]`, what file pruning compares against.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BoundingBox {
-    /// Smallest x.
-    pub min_x: f64,
-    /// Smallest y.
-    pub min_y: f64,
-    /// Largest x.
-    pub max_x: f64,
-    /// Largest y.
-    pub max_y: f64,
-}
-
-impl BoundingBox {
-    /// The box grown by `d` on every side (for `ST_DWithin`).
-    pub fn expand(self, d: f64) -> BoundingBox {
-        BoundingBox {
-            min_x: self.min_x - d,
-            min_y: self.min_y - d,
-            max_x: self.max_x + d,
-            max_y: self.max_y + d,
-        }
-    }
-
-    fn include(acc: Option<BoundingBox>, c: Coord<f64>) -> Option<BoundingBox> {
-        Some(match acc {
-            None => BoundingBox {
-                min_x: c.x,
-                min_y: c.y,
-                max_x: c.x,
-                max_y: c.y,
-            },
-            Some(b) => BoundingBox {
-                min_x: b.min_x.min(c.x),
-                min_y: b.min_y.min(c.y),
-                max_x: b.max_x.max(c.x),
-                max_y: b.max_y.max(c.y),
-            },
-        })
-    }
+/// Adds a coordinate to a box being accumulated.
+fn include(acc: Option<Extent>, c: Coord<f64>) -> Option<Extent> {
+    Some(match acc {
+        None => Extent::new(c.x, c.y, c.x, c.y),
+        Some(b) => b.include(c.x, c.y),
+    })
 }
 
 /// The query shape of a spatial predicate, in the three forms consumers need: the geometry, its
@@ -56,7 +23,7 @@ impl BoundingBox {
 pub struct Window {
     geometry: Geometry<f64>,
     wkb: Vec<u8>,
-    bbox: BoundingBox,
+    bbox: Extent,
     srid: Option<i32>,
 }
 
@@ -88,8 +55,8 @@ impl Window {
     }
 
     /// A rectangular window, as in `ST_MakeEnvelope(minX, minY, maxX, maxY, srid)`.
-    pub fn from_envelope(bbox: BoundingBox, srid: Option<i32>) -> Result<Window, SqlError> {
-        let BoundingBox {
+    pub fn from_envelope(bbox: Extent, srid: Option<i32>) -> Result<Window, SqlError> {
+        let Extent {
             min_x,
             min_y,
             max_x,
@@ -147,7 +114,7 @@ impl Window {
     }
 
     /// The window's bounding box.
-    pub fn bbox(&self) -> BoundingBox {
+    pub fn bbox(&self) -> Extent {
         self.bbox
     }
 
@@ -200,7 +167,7 @@ pub struct SpatialFilter {
 impl SpatialFilter {
     /// The box a file's geometry bounds must intersect to possibly hold matching rows: the
     /// window's box, grown by the distance for `ST_DWithin`.
-    pub fn pruning_bbox(&self) -> BoundingBox {
+    pub fn pruning_bbox(&self) -> Extent {
         match self.relation {
             SpatialRelation::DWithin(d) => self.window.bbox.expand(d),
             _ => self.window.bbox,
@@ -223,11 +190,10 @@ impl fmt::Display for SpatialFilter {
 
 /// Bounding box of every coordinate; `None` for an empty geometry. Recursion depth is bounded by
 /// the WKT nesting limit.
-fn geometry_bbox(g: &Geometry<f64>, acc: Option<BoundingBox>) -> Option<BoundingBox> {
-    let fold =
-        |acc, coords: &mut dyn Iterator<Item = Coord<f64>>| coords.fold(acc, BoundingBox::include);
+fn geometry_bbox(g: &Geometry<f64>, acc: Option<Extent>) -> Option<Extent> {
+    let fold = |acc, coords: &mut dyn Iterator<Item = Coord<f64>>| coords.fold(acc, include);
     match g {
-        Geometry::Point(p) => BoundingBox::include(acc, p.0),
+        Geometry::Point(p) => include(acc, p.0),
         Geometry::Line(l) => fold(acc, &mut [l.start, l.end].into_iter()),
         Geometry::LineString(ls) => fold(acc, &mut ls.0.iter().copied()),
         Geometry::Polygon(p) => fold(acc, &mut p.exterior().0.iter().copied()),

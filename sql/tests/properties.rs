@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
-    BoundingBox, Column, ColumnType, CompareOp, CreateTableRequest, Crs, CurveBounds,
-    EdgeAlgorithm, HilbertIndex, Literal, PartitionField, PartitionTransform, Predicate,
-    Projection, RewriteRequest, RewriteStrategy, SelectRequest, SpatialFilter, SpatialRelation,
-    Statement, TableName, Window, parse,
+    Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, HilbertIndex, Literal,
+    PartitionField, PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy,
+    SelectRequest, SpatialFilter, SpatialRelation, Statement, TableName, Window, parse,
 };
 use proptest::prelude::*;
 
@@ -139,12 +138,7 @@ fn window() -> impl Strategy<Value = Window> {
             srid.clone()
         )
             .prop_map(|(x, y, w, h, srid)| {
-                let bbox = BoundingBox {
-                    min_x: x,
-                    min_y: y,
-                    max_x: x + w,
-                    max_y: y + h,
-                };
+                let bbox = geoberg_crs::Extent::new(x, y, x + w, y + h);
                 Window::from_envelope(bbox, srid).unwrap()
             }),
         (coordinate(), coordinate(), srid.clone()).prop_map(|(x, y, srid)| Window::from_wkt(
@@ -235,7 +229,7 @@ fn string_map() -> impl Strategy<Value = BTreeMap<String, String>> {
 fn rewrite() -> impl Strategy<Value = RewriteRequest> {
     let bounds = prop::option::of(
         (coordinate(), coordinate(), 1e-3..1e7f64, 1e-3..1e7f64)
-            .prop_map(|(x, y, w, h)| CurveBounds::new(x, y, x + w, y + h).unwrap()),
+            .prop_map(|(x, y, w, h)| geoberg_crs::Extent::new(x, y, x + w, y + h)),
     );
     let strategy = prop_oneof![
         Just(RewriteStrategy::BinPack),
@@ -299,15 +293,13 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
-        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geometry { crs }),
-        Just(ColumnType::Geography {
-            crs: None,
-            algorithm: None
-        }),
-        (crs, prop::option::of(algorithm)).prop_map(|(crs, algorithm)| ColumnType::Geography {
-            crs: Some(crs),
-            algorithm
-        }),
+        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geo(match crs {
+            None => geoberg_crs::ColumnType::GeometryWithoutCrs,
+            Some(crs) => geoberg_crs::ColumnType::Geometry { crs },
+        })),
+        (crs, algorithm).prop_map(|(crs, edges)| ColumnType::Geo(
+            geoberg_crs::ColumnType::Geography { crs, edges }
+        )),
     ]
 }
 

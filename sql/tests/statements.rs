@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
-    ColumnType, CompareOp, Crs, CurveBounds, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
+    ColumnType, CompareOp, Crs, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
     PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy, SpatialRelation,
     SqlError, Statement, TableName, parse, parse_condition,
 };
@@ -30,7 +30,7 @@ fn hilbert(column: &str, precision: u8, bounds: Option<[f64; 4]>) -> RewriteStra
     RewriteStrategy::Hilbert(HilbertIndex {
         column: column.to_string(),
         precision,
-        bounds: bounds.map(|[a, b, c, d]| CurveBounds::new(a, b, c, d).unwrap()),
+        bounds: bounds.map(|[a, b, c, d]| geoberg_crs::Extent::new(a, b, c, d)),
     })
 }
 
@@ -147,16 +147,16 @@ fn requests_hold_the_parsed_values() {
     assert!(c.if_not_exists);
     assert_eq!(
         c.columns[2].data_type,
-        ColumnType::Geometry {
-            crs: Some(Crs::Srid(4326))
-        }
+        ColumnType::Geo(geoberg_crs::ColumnType::Geometry {
+            crs: Crs::Srid(4326)
+        })
     );
     assert_eq!(
         c.columns[3].data_type,
-        ColumnType::Geography {
-            crs: Some(Crs::Srid(4326)),
-            algorithm: Some(EdgeAlgorithm::Vincenty)
-        }
+        ColumnType::Geo(geoberg_crs::ColumnType::Geography {
+            crs: Crs::Srid(4326),
+            edges: EdgeAlgorithm::Vincenty
+        })
     );
     assert_eq!(
         c.partitioning,

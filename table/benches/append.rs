@@ -39,7 +39,7 @@ fn append(c: &mut Criterion) {
     catalog.create_namespace("bench").unwrap();
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(catalog, &TableIdent::new("bench", "points").unwrap())
     .unwrap();

@@ -24,7 +24,7 @@ fn table_of(dir: &std::path::Path, n: usize) -> Table {
     catalog.create_namespace("bench").unwrap();
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(
         catalog,

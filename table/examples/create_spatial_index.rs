@@ -45,7 +45,7 @@ fn prepare(dir: &str, rows: u64, files: u64) -> Result<(), Box<dyn std::error::E
         Column::new("id", DataType::Long).required(),
         Column::new("x", DataType::Double),
         Column::new("y", DataType::Double),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
         Column::new("name", DataType::String),
         Column::new("value", DataType::Double),
         Column::new("category", DataType::String),

@@ -88,12 +88,12 @@ fn write(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let v3 = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("name", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(catalog.clone(), &TableIdent::new("geo", "points_v3")?)?;
     let v2 = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .with_bbox_columns("geom")

@@ -55,6 +55,34 @@ pub enum Error {
     /// A geometry value could not be summarised (invalid WKB and the like).
     #[error(transparent)]
     GeoStats(#[from] geoberg_geostats::GeostatsError),
+    /// A column that the table does not have.
+    #[error("table {table} has no column {column:?}; its columns are: {available}")]
+    NoSuchColumn {
+        /// `namespace.table`.
+        table: String,
+        /// The name asked for.
+        column: String,
+        /// The table's columns, comma-separated.
+        available: String,
+    },
+    /// A column whose type does not fit what was asked of it.
+    #[error("column {column:?} is {found}, not {expected}")]
+    WrongColumnType {
+        /// The column.
+        column: String,
+        /// Its type.
+        found: String,
+        /// What the operation needs (and how to get it, where there is a way).
+        expected: String,
+    },
+    /// Something the table holds or asks for that geoberg does not do yet.
+    #[error("not supported: {what}; {fix}")]
+    Unsupported {
+        /// What was asked for or found.
+        what: String,
+        /// What to do instead.
+        fix: String,
+    },
     /// A schema that cannot become an Iceberg table schema.
     #[error("invalid schema: {0}")]
     Schema(String),
@@ -90,6 +118,14 @@ pub enum Error {
     /// Data handed to append that does not match the table.
     #[error("invalid data: {0}")]
     InvalidData(String),
+    /// A batch column that does not fit its table column.
+    #[error("column {column:?}: {reason}")]
+    InvalidColumnData {
+        /// The table column.
+        column: String,
+        /// What is wrong, with the values involved, and the fix.
+        reason: String,
+    },
     /// Table metadata, a manifest or a data file that is not what the spec says.
     #[error("corrupt or unsupported table file {location}: {reason}")]
     Corrupt {
@@ -97,6 +133,15 @@ pub enum Error {
         location: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A read or write of the object store failed (network, permissions, a missing file, a
+    /// create that found the file already there).
+    #[error("storage error on {location}: {source}")]
+    Storage {
+        /// The file or store.
+        location: String,
+        /// The store's error.
+        source: Box<object_store::Error>,
     },
     /// Filesystem failure.
     #[error("I/O error on {path}: {source}")]
@@ -112,6 +157,32 @@ pub enum Error {
     /// Failure of the SQLite catalog database.
     #[error("catalog database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL catalog could not be reached or a statement failed; nothing of an
+    /// unfinished commit became visible (see [`Error::CommitStateUnknown`] for when that is not
+    /// known).
+    #[error("PostgreSQL catalog {server}: {source}")]
+    Postgres {
+        /// `user@host:port/database` (never the password).
+        server: String,
+        /// The client error.
+        source: postgres::Error,
+    },
+    /// The catalog connection broke during a commit and the outcome could not be read back.
+    /// Not retryable: repeating the operation could apply it twice.
+    #[error(
+        "the commit of table {table} (to {metadata_location}) may or may not have happened: \
+         {reason}. Do not repeat the operation blindly: reload the table once the catalog is \
+         reachable; the commit happened if {metadata_location} is its current metadata or in \
+         its metadata log"
+    )]
+    CommitStateUnknown {
+        /// `namespace.table`.
+        table: String,
+        /// The metadata file the commit would have made current.
+        metadata_location: String,
+        /// Why the outcome could not be read back.
+        reason: String,
+    },
     /// Failure writing or reading Parquet.
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
@@ -158,6 +229,35 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    pub(crate) fn storage(location: impl Into<String>, source: object_store::Error) -> Self {
+        Error::Storage {
+            location: location.into(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn storage_message(location: impl Into<String>, message: &str) -> Self {
+        let location = location.into();
+        Error::Storage {
+            source: Box::new(object_store::Error::Generic {
+                store: "geoberg",
+                source: message.to_string().into(),
+            }),
+            location,
+        }
+    }
+
+    /// True for a storage error saying the file does not exist.
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Error::Storage { source, .. } => {
+                matches!(**source, object_store::Error::NotFound { .. })
+            }
+            Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            _ => false,
         }
     }
 

@@ -1,13 +1,22 @@
-//! Fault injection for crash-consistency tests: a catalog wrapper whose storage fails the k-th
-//! write or the k-th link/delete, or whose pointer swap fails (with or without effect), and
-//! which can run a hook right before its n-th swap (to interleave racing writers).
+//! Fault injection for crash-consistency tests: an object store that fails the k-th write (with
+//! or without effect) or the k-th delete, and a catalog whose pointer swap fails (with or
+//! without effect) and which can run a hook right before its n-th swap (to interleave racing
+//! writers). The store wraps whatever store the catalog's [`Storage`] opens, local or remote, so
+//! every fault test runs against object storage too.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{self, Write};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, UploadPart,
+};
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -20,12 +29,13 @@ pub enum Fault {
     /// Nothing fails.
     #[default]
     None,
-    /// The k-th file write (1-based; [`Storage::write`] and [`Storage::create`] counted
-    /// together) writes half its bytes, then fails, as a crash would. A streamed file writes
-    /// half of the first block it is given.
+    /// The k-th file write (1-based; a put or a completed multipart upload) fails without
+    /// effect, as a crash before the store acknowledged it would.
     Write(usize),
-    /// The k-th link or delete (1-based, counted together) fails without effect.
-    LinkOrDelete(usize),
+    /// The k-th file write takes effect, then fails as if its reply were lost.
+    WriteLost(usize),
+    /// The k-th delete (1-based) fails without effect.
+    Delete(usize),
     /// The catalog swap fails without effect (an error whose outcome the caller cannot know).
     Swap,
     /// The catalog swap takes effect, then fails as if its reply were lost: the caller sees
@@ -37,7 +47,7 @@ pub enum Fault {
 struct State {
     fault: Mutex<Fault>,
     writes: AtomicUsize,
-    links_deletes: AtomicUsize,
+    deletes: AtomicUsize,
     fired: AtomicBool,
 }
 
@@ -46,9 +56,157 @@ impl State {
         *self.fault.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn fire(&self, what: &str) -> io::Error {
+    fn injected(&self, what: String) -> object_store::Error {
         self.fired.store(true, Ordering::SeqCst);
-        io::Error::other(format!("injected fault: {what}"))
+        object_store::Error::Generic {
+            store: "FaultyStore",
+            source: format!("injected fault: {what}").into(),
+        }
+    }
+
+    /// Counts a write; the fault that applies to it, if any.
+    fn next_write(&self) -> (usize, Fault) {
+        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        match self.fault() {
+            f @ (Fault::Write(k) | Fault::WriteLost(k)) if k == n => (n, f),
+            _ => (n, Fault::None),
+        }
+    }
+}
+
+/// An [`ObjectStore`] that delegates to another and fails the step armed on its
+/// [`FaultyCatalog`].
+#[derive(Debug)]
+pub struct FaultyStore {
+    inner: Arc<dyn ObjectStore>,
+    state: Arc<State>,
+}
+
+impl fmt::Display for FaultyStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FaultyStore({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for FaultyStore {
+    async fn put_opts(
+        &self,
+        location: &ObjectPath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        match self.state.next_write() {
+            (n, Fault::Write(_)) => Err(self.state.injected(format!("write #{n} of {location}"))),
+            (n, Fault::WriteLost(_)) => {
+                self.inner.put_opts(location, payload, opts).await?;
+                Err(self
+                    .state
+                    .injected(format!("reply of write #{n} of {location}")))
+            }
+            _ => self.inner.put_opts(location, payload, opts).await,
+        }
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &ObjectPath,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(FaultyUpload {
+            inner,
+            state: self.state.clone(),
+            location: location.to_string(),
+        }))
+    }
+
+    async fn get_opts(
+        &self,
+        location: &ObjectPath,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<ObjectPath>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectPath>> {
+        let (inner, state) = (self.inner.clone(), self.state.clone());
+        locations
+            .then(move |location| {
+                let (inner, state) = (inner.clone(), state.clone());
+                async move {
+                    let location = location?;
+                    let n = state.deletes.fetch_add(1, Ordering::SeqCst) + 1;
+                    if state.fault() == Fault::Delete(n) {
+                        return Err(state.injected(format!("delete #{n} of {location}")));
+                    }
+                    inner.delete(&location).await.map(|()| location)
+                }
+            })
+            .boxed()
+    }
+
+    fn list(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &ObjectPath,
+        to: &ObjectPath,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// A multipart upload whose completion is a write of the [`FaultyStore`].
+#[derive(Debug)]
+struct FaultyUpload {
+    inner: Box<dyn MultipartUpload>,
+    state: Arc<State>,
+    location: String,
+}
+
+#[async_trait]
+impl MultipartUpload for FaultyUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        self.inner.put_part(data)
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        match self.state.next_write() {
+            (n, Fault::Write(_)) => {
+                let _ = self.inner.abort().await;
+                Err(self
+                    .state
+                    .injected(format!("streamed write #{n} of {}", self.location)))
+            }
+            (n, Fault::WriteLost(_)) => {
+                self.inner.complete().await?;
+                Err(self
+                    .state
+                    .injected(format!("reply of streamed write #{n} of {}", self.location)))
+            }
+            _ => self.inner.complete().await,
+        }
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        self.inner.abort().await
     }
 }
 
@@ -69,31 +227,29 @@ impl fmt::Debug for SwapHooks {
 
 /// A [`Catalog`] that delegates to another one and fails the step chosen with
 /// [`FaultyCatalog::inject`], or pauses before a swap with [`FaultyCatalog::before_swap`].
-/// Tables loaded through it write through its storage.
+/// Tables loaded through it read and write through a [`FaultyStore`] over the inner catalog's
+/// stores.
 #[derive(Debug)]
 pub struct FaultyCatalog {
     inner: Arc<dyn Catalog>,
-    storage: FaultyStorage,
+    storage: Storage,
     state: Arc<State>,
     swap_hooks: SwapHooks,
-}
-
-/// The storage of a [`FaultyCatalog`].
-#[derive(Debug)]
-pub struct FaultyStorage {
-    inner: Arc<dyn Catalog>,
-    state: Arc<State>,
 }
 
 impl FaultyCatalog {
     /// Wraps `inner`; nothing fails until [`FaultyCatalog::inject`].
     pub fn new(inner: Arc<dyn Catalog>) -> Self {
         let state = Arc::new(State::default());
+        let layer_state = state.clone();
+        let storage = inner.storage().layered(Arc::new(move |store| {
+            Arc::new(FaultyStore {
+                inner: store,
+                state: layer_state.clone(),
+            }) as Arc<dyn ObjectStore>
+        }));
         FaultyCatalog {
-            storage: FaultyStorage {
-                inner: inner.clone(),
-                state: state.clone(),
-            },
+            storage,
             inner,
             state,
             swap_hooks: SwapHooks::default(),
@@ -114,7 +270,7 @@ impl FaultyCatalog {
     pub fn inject(&self, fault: Fault) {
         *self.state.fault.lock().unwrap_or_else(|p| p.into_inner()) = fault;
         self.state.writes.store(0, Ordering::SeqCst);
-        self.state.links_deletes.store(0, Ordering::SeqCst);
+        self.state.deletes.store(0, Ordering::SeqCst);
         self.state.fired.store(false, Ordering::SeqCst);
     }
 
@@ -122,72 +278,20 @@ impl FaultyCatalog {
     pub fn fired(&self) -> bool {
         self.state.fired.load(Ordering::SeqCst)
     }
-}
 
-impl Storage for FaultyStorage {
-    fn write(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        let n = self.state.writes.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.state.fault() == Fault::Write(n) {
-            self.inner
-                .storage()
-                .write(path, &bytes[..bytes.len() / 2])?;
-            return Err(self
-                .state
-                .fire(&format!("write #{n} of {}", path.display())));
-        }
-        self.inner.storage().write(path, bytes)
+    /// Writes and deletes counted since [`FaultyCatalog::inject`].
+    pub fn steps(&self) -> (usize, usize) {
+        (
+            self.state.writes.load(Ordering::SeqCst),
+            self.state.deletes.load(Ordering::SeqCst),
+        )
     }
 
-    fn create(&self, path: &Path) -> io::Result<Box<dyn Write + Send>> {
-        let n = self.state.writes.fetch_add(1, Ordering::SeqCst) + 1;
-        let inner = self.inner.storage().create(path)?;
-        if self.state.fault() == Fault::Write(n) {
-            return Ok(Box::new(CrashingWriter {
-                inner,
-                state: self.state.clone(),
-                what: format!("write #{n} of {}", path.display()),
-            }));
-        }
-        Ok(inner)
-    }
-
-    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let n = self.state.links_deletes.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.state.fault() == Fault::LinkOrDelete(n) {
-            return Err(self.state.fire(&format!("link #{n} to {}", to.display())));
-        }
-        self.inner.storage().link(from, to)
-    }
-
-    fn delete(&self, path: &Path) -> io::Result<()> {
-        let n = self.state.links_deletes.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.state.fault() == Fault::LinkOrDelete(n) {
-            return Err(self
-                .state
-                .fire(&format!("delete #{n} of {}", path.display())));
-        }
-        self.inner.storage().delete(path)
-    }
-}
-
-/// The writer of a streamed file whose write is the armed fault: it passes on half of the first
-/// block, then fails every call.
-struct CrashingWriter {
-    inner: Box<dyn Write + Send>,
-    state: Arc<State>,
-    what: String,
-}
-
-impl Write for CrashingWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if !self.state.fired.load(Ordering::SeqCst) {
-            self.inner.write_all(&buf[..buf.len() / 2])?;
-        }
-        Err(self.state.fire(&self.what))
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Err(self.state.fire(&self.what))
+    fn swap_failure(&self, table: &TableIdent, what: &str) -> Error {
+        Error::storage(
+            self.inner.warehouse(),
+            self.state.injected(format!("{what} of {table}")),
+        )
     }
 }
 
@@ -195,7 +299,7 @@ impl Catalog for FaultyCatalog {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn warehouse(&self) -> &Path {
+    fn warehouse(&self) -> &str {
         self.inner.warehouse()
     }
     fn create_namespace(&self, namespace: &str) -> Result<()> {
@@ -229,17 +333,10 @@ impl Catalog for FaultyCatalog {
             hook();
         }
         match self.state.fault() {
-            Fault::Swap => Err(Error::io(
-                self.inner.warehouse(),
-                self.state.fire(&format!("catalog swap of {table}")),
-            )),
+            Fault::Swap => Err(self.swap_failure(table, "catalog swap")),
             Fault::SwapLost => {
                 self.inner.swap_metadata_location(table, expected, new)?;
-                Err(Error::io(
-                    self.inner.warehouse(),
-                    self.state
-                        .fire(&format!("reply of the catalog swap of {table}")),
-                ))
+                Err(self.swap_failure(table, "reply of the catalog swap"))
             }
             _ => self.inner.swap_metadata_location(table, expected, new),
         }
@@ -247,7 +344,7 @@ impl Catalog for FaultyCatalog {
     fn drop_table(&self, table: &TableIdent) -> Result<bool> {
         self.inner.drop_table(table)
     }
-    fn storage(&self) -> &dyn Storage {
+    fn storage(&self) -> &Storage {
         &self.storage
     }
 }

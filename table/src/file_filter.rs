@@ -12,7 +12,9 @@ use geoberg_sql::{CompareOp, Literal, Predicate, SpatialRelation};
 use iceberg::spec::{DataFile, Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
-use crate::table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, Table};
+use crate::properties::BBOX_SOURCE_PROPERTY;
+use crate::schema::BBOX_COLUMN_NAMES;
+use crate::table::Table;
 
 /// For each of `files`, whether it may hold a row matching `predicate`.
 pub(crate) fn select_files(
@@ -274,25 +276,18 @@ impl Evaluator<'_> {
 
     fn stats<'f>(&self, file: &'f DataFile, column: &str) -> Result<Stats<'f>> {
         let schema = self.table.metadata().current_schema();
-        let field = schema.field_by_name(column).ok_or_else(|| {
-            let names: Vec<&str> = schema
-                .as_struct()
-                .fields()
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect();
-            Error::Schema(format!(
-                "the WHERE condition names column {column:?}, which table {} does not have; \
-                 columns are: {}",
-                self.table.ident(),
-                names.join(", ")
-            ))
-        })?;
+        let field = schema
+            .field_by_name(column)
+            .ok_or_else(|| self.table.no_such_column(column))?;
         let ty = field
             .field_type
             .as_primitive_type()
             .cloned()
-            .ok_or_else(|| Error::Schema(format!("column {column:?} is not a primitive column")))?;
+            .ok_or_else(|| Error::WrongColumnType {
+                column: column.to_string(),
+                found: field.field_type.to_string(),
+                expected: "a primitive column for a WHERE comparison".into(),
+            })?;
         let id = field.id;
         Ok(Stats {
             ty,
@@ -336,7 +331,7 @@ impl Stats<'_> {
 
 /// A WHERE literal as a value of the column's type; a literal that cannot be one fails with
 /// the column, its type and the value.
-fn datum(column: &str, ty: &PrimitiveType, value: &Literal) -> Result<Datum> {
+pub(crate) fn datum(column: &str, ty: &PrimitiveType, value: &Literal) -> Result<Datum> {
     use PrimitiveType as P;
     let bad = |why: &str| {
         Error::InvalidData(format!(

@@ -8,9 +8,10 @@ use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
 use geoberg_pruning::{BoundSources, FileBounds, FileIndex, PrunePlan, SpatialFilter};
 use iceberg::spec::{ManifestContentType, ManifestFile};
 
-use crate::entries::{Entry, read_entries, read_entries_map};
-use crate::error::{Error, Result};
-use crate::table::{BBOX_COLUMN_NAMES, GeoColumn, Table};
+use crate::error::Result;
+use crate::manifest::{Entry, read_entries, read_entries_map};
+use crate::schema::BBOX_COLUMN_NAMES;
+use crate::table::{GeoColumn, Table};
 
 /// Where a file's box comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,32 +74,24 @@ impl Table {
     /// The file index of `column` for this table version, built on first use and cached: later
     /// scans of the same version (and clones of this handle) plan without reading manifests.
     pub fn file_index(&self, column: &str) -> Result<Arc<TableFileIndex>> {
-        if let Some(hit) = self.index_cache().get(column) {
+        let key = format!("file-index/{column}");
+        if let Some(hit) = self.derived().get::<TableFileIndex>(&key) {
             return Ok(hit);
         }
         let built = Arc::new(self.build_file_index(column)?);
-        Ok(self.index_cache().insert(column, built))
+        Ok(self.derived().insert(&key, built))
     }
 
-    /// Data manifests of the current snapshot; delete manifests are an error (not applied).
+    /// Data manifests of the current snapshot (delete manifests are read by the delete index).
     pub(crate) fn data_manifests(&self) -> Result<Vec<ManifestFile>> {
-        let manifests = self.manifests()?;
-        if let Some(m) = manifests
-            .iter()
-            .find(|m| m.content != ManifestContentType::Data)
-        {
-            return Err(Error::corrupt(
-                &m.manifest_path,
-                "the table has delete files, which this reader does not apply yet; compact the \
-                 table (rewrite_data_files) before reading it here",
-            ));
-        }
+        let mut manifests = self.manifests()?;
+        manifests.retain(|m| m.content == ManifestContentType::Data);
         Ok(manifests)
     }
 
     /// Live data files of the current snapshot without bounds (a scan with no spatial filter).
     pub(crate) fn live_files(&self) -> Result<Vec<FileBounds>> {
-        Ok(read_entries(&self.data_manifests()?, &[])?
+        Ok(read_entries(self.storage(), &self.data_manifests()?, &[])?
             .into_iter()
             .filter(Entry::is_live)
             .map(|e| FileBounds::new(e.path, e.record_count, e.file_size, None))
@@ -155,7 +148,7 @@ impl Table {
         };
         let mut wanted = vec![geo.field_id];
         wanted.extend(bbox_ids.iter().flatten());
-        let decoded = read_entries_map(&self.data_manifests()?, &wanted, |e| {
+        let decoded = read_entries_map(self.storage(), &self.data_manifests()?, &wanted, |e| {
             if !e.is_live() {
                 return None;
             }
@@ -239,31 +232,5 @@ impl Table {
             *slot = schema.field_by_name(name)?.id;
         }
         Some(ids)
-    }
-}
-
-/// The indexes built for one table version, shared by the clones of its [`Table`] handle.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct IndexCache(
-    Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<TableFileIndex>>>>,
-);
-
-impl IndexCache {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Arc<TableFileIndex>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn get(&self, column: &str) -> Option<Arc<TableFileIndex>> {
-        self.lock().get(column).cloned()
-    }
-
-    /// Keeps the first index stored for `column` (two threads may build it at once).
-    fn insert(&self, column: &str, index: Arc<TableFileIndex>) -> Arc<TableFileIndex> {
-        self.lock()
-            .entry(column.to_owned())
-            .or_insert(index)
-            .clone()
     }
 }

@@ -34,6 +34,29 @@ impl TableIdent {
         Self::new(ns, name)
     }
 
+    /// The identifier a parsed statement's table name refers to in the catalog `catalog_name`:
+    /// `[catalog.]namespace.table`; a catalog part must name that catalog.
+    pub fn from_name(name: &geoberg_sql::TableName, catalog_name: &str) -> Result<Self> {
+        if let Some(catalog) = name.catalog()
+            && catalog != catalog_name
+        {
+            return Err(Error::InvalidName {
+                name: name.to_string(),
+                reason: format!(
+                    "the catalog is {catalog_name:?}, not {catalog:?}; write {}.{} or open \
+                     catalog {catalog:?}",
+                    name.namespace().unwrap_or_default(),
+                    name.name()
+                ),
+            });
+        }
+        let namespace = name.namespace().ok_or_else(|| Error::InvalidName {
+            name: name.to_string(),
+            reason: format!("name the table with its namespace, e.g. db.{}", name.name()),
+        })?;
+        Self::new(namespace, name.name())
+    }
+
     /// Namespace levels.
     pub fn namespace(&self) -> &[String] {
         &self.namespace

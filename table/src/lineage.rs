@@ -11,7 +11,7 @@ use iceberg::spec::{
 };
 
 use crate::error::Result;
-use crate::replace_commit::read_manifest;
+use crate::manifest::read_manifest;
 use crate::table::Table;
 
 /// The `first_row_id` of each entry of a data manifest after inheritance: an explicit value is
@@ -52,7 +52,7 @@ pub(crate) fn live_file_lineage(table: &Table) -> Result<HashMap<String, RowLine
         if m.content != ManifestContentType::Data {
             continue;
         }
-        let entries = read_manifest(&m)?;
+        let entries = read_manifest(table.storage(), &m)?;
         let ids = inherited_first_row_ids(&m, &entries);
         for (e, first_row_id) in entries.iter().zip(ids) {
             if !e.is_alive() {

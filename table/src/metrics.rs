@@ -3,12 +3,6 @@
 
 use std::collections::HashMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
-};
-use arrow_array::{Array, ArrayRef};
-use arrow_schema::DataType as ArrowType;
 use iceberg::spec::{Datum, PrimitiveType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
@@ -128,33 +122,14 @@ impl MetricsConfig {
     }
 }
 
-/// Counts and bounds of one column over one data file, built batch by batch.
+/// Bounds of one column over one data file, folded row group by row group.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct ColumnMetrics {
-    pub values: u64,
-    pub nulls: u64,
-    pub nans: Option<u64>,
-    pub lower: Option<Datum>,
-    pub upper: Option<Datum>,
+struct ColumnBounds {
+    lower: Option<Datum>,
+    upper: Option<Datum>,
 }
 
-impl ColumnMetrics {
-    /// Folds one array in; `ty` is the column's Iceberg type.
-    pub(crate) fn update(&mut self, array: &ArrayRef, ty: &PrimitiveType, with_bounds: bool) {
-        self.values += array.len() as u64;
-        self.nulls += array.null_count() as u64;
-        let (lo, hi, nans) = if with_bounds {
-            array_min_max(array, ty)
-        } else {
-            (None, None, nan_count(array))
-        };
-        if let Some(n) = nans {
-            *self.nans.get_or_insert(0) += n;
-        }
-        merge(&mut self.lower, lo, std::cmp::Ordering::Less);
-        merge(&mut self.upper, hi, std::cmp::Ordering::Greater);
-    }
-
+impl ColumnBounds {
     /// Bounds as stored under `mode`: truncated for strings and binaries only.
     pub(crate) fn bounds(&self, mode: MetricsMode) -> (Option<Datum>, Option<Datum>) {
         if !mode.has_bounds() {
@@ -170,7 +145,7 @@ impl ColumnMetrics {
 }
 
 /// Bounds of one leaf column of a written Parquet file, from its footer statistics, stored
-/// under `mode` as [`ColumnMetrics::bounds`] stores bounds computed from Arrow arrays.
+/// under `mode`.
 ///
 /// For files written by someone else's writer (the rewrite): row-group min/max are folded
 /// with the same merge and truncation rules. Bounds are omitted when any row group that holds
@@ -184,7 +159,7 @@ pub(crate) fn footer_bounds(
     if !mode.has_bounds() {
         return (None, None);
     }
-    let mut m = ColumnMetrics::default();
+    let mut m = ColumnBounds::default();
     for rg in footer.row_groups() {
         let Some(chunk) = rg.columns().get(leaf) else {
             return (None, None);
@@ -247,114 +222,6 @@ fn merge(acc: &mut Option<Datum>, new: Option<Datum>, keep: std::cmp::Ordering) 
             _ => *acc = Some(new),
         }
     }
-}
-
-fn nan_count(array: &ArrayRef) -> Option<u64> {
-    match array.data_type() {
-        ArrowType::Float32 => Some(
-            array
-                .as_primitive::<Float32Type>()
-                .iter()
-                .flatten()
-                .filter(|v| v.is_nan())
-                .count() as u64,
-        ),
-        ArrowType::Float64 => Some(
-            array
-                .as_primitive::<Float64Type>()
-                .iter()
-                .flatten()
-                .filter(|v| v.is_nan())
-                .count() as u64,
-        ),
-        _ => None,
-    }
-}
-
-/// Min and max of the non-null, non-NaN values, plus the NaN count for floats.
-fn array_min_max(
-    array: &ArrayRef,
-    ty: &PrimitiveType,
-) -> (Option<Datum>, Option<Datum>, Option<u64>) {
-    fn ord<T: PartialOrd + Copy>(it: impl Iterator<Item = T>) -> Option<(T, T)> {
-        it.fold(None, |acc, v| match acc {
-            None => Some((v, v)),
-            Some((lo, hi)) => Some((if v < lo { v } else { lo }, if v > hi { v } else { hi })),
-        })
-    }
-    fn pair<T>(mm: Option<(T, T)>, f: impl Fn(T) -> Datum) -> (Option<Datum>, Option<Datum>) {
-        match mm {
-            Some((lo, hi)) => (Some(f(lo)), Some(f(hi))),
-            None => (None, None),
-        }
-    }
-    let (lo, hi) = match (array.data_type(), ty) {
-        (ArrowType::Boolean, _) => pair(ord(array.as_boolean().iter().flatten()), Datum::bool),
-        (ArrowType::Int32, _) => pair(
-            ord(array.as_primitive::<Int32Type>().iter().flatten()),
-            Datum::int,
-        ),
-        (ArrowType::Int64, _) => pair(
-            ord(array.as_primitive::<Int64Type>().iter().flatten()),
-            Datum::long,
-        ),
-        (ArrowType::Float32, _) => pair(
-            ord(array
-                .as_primitive::<Float32Type>()
-                .iter()
-                .flatten()
-                .filter(|v| !v.is_nan())),
-            Datum::float,
-        ),
-        (ArrowType::Float64, _) => pair(
-            ord(array
-                .as_primitive::<Float64Type>()
-                .iter()
-                .flatten()
-                .filter(|v| !v.is_nan())),
-            Datum::double,
-        ),
-        (ArrowType::Date32, _) => pair(
-            ord(array.as_primitive::<Date32Type>().iter().flatten()),
-            Datum::date,
-        ),
-        (ArrowType::Timestamp(_, _), PrimitiveType::Timestamptz) => pair(
-            ord(array
-                .as_primitive::<TimestampMicrosecondType>()
-                .iter()
-                .flatten()),
-            Datum::timestamptz_micros,
-        ),
-        (ArrowType::Timestamp(_, _), _) => pair(
-            ord(array
-                .as_primitive::<TimestampMicrosecondType>()
-                .iter()
-                .flatten()),
-            Datum::timestamp_micros,
-        ),
-        (ArrowType::Utf8, _) => pair(
-            ord(array.as_string::<i32>().iter().flatten()),
-            Datum::string,
-        ),
-        (ArrowType::LargeUtf8, _) => pair(
-            ord(array.as_string::<i64>().iter().flatten()),
-            Datum::string,
-        ),
-        (ArrowType::Utf8View, _) => {
-            pair(ord(array.as_string_view().iter().flatten()), Datum::string)
-        }
-        (ArrowType::Binary, _) => pair(ord(array.as_binary::<i32>().iter().flatten()), |b| {
-            Datum::binary(b.iter().copied())
-        }),
-        (ArrowType::LargeBinary, _) => pair(ord(array.as_binary::<i64>().iter().flatten()), |b| {
-            Datum::binary(b.iter().copied())
-        }),
-        (ArrowType::BinaryView, _) => pair(ord(array.as_binary_view().iter().flatten()), |b| {
-            Datum::binary(b.iter().copied())
-        }),
-        _ => (None, None),
-    };
-    (lo, hi, nan_count(array))
 }
 
 fn truncate_lower(d: &Datum, n: usize) -> Datum {
@@ -456,17 +323,25 @@ mod tests {
     }
 
     #[test]
-    fn nan_is_counted_not_bounded() {
-        let a: ArrayRef = std::sync::Arc::new(arrow_array::Float64Array::from(vec![
-            Some(f64::NAN),
-            Some(2.0),
-            None,
-            Some(-1.0),
-        ]));
-        let mut m = ColumnMetrics::default();
-        m.update(&a, &PrimitiveType::Double, true);
-        assert_eq!((m.values, m.nulls, m.nans), (4, 1, Some(1)));
-        assert_eq!(m.lower, Some(Datum::double(-1.0)));
-        assert_eq!(m.upper, Some(Datum::double(2.0)));
+    fn footer_bounds_skip_nan_and_null() {
+        use std::sync::Arc;
+        let column =
+            arrow_array::Float64Array::from(vec![Some(f64::NAN), Some(2.0), None, Some(-1.0)]);
+        let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+            "v",
+            arrow_schema::DataType::Float64,
+            true,
+        )]));
+        let batch =
+            arrow_array::RecordBatch::try_new(schema.clone(), vec![Arc::new(column)]).unwrap();
+        let mut buf = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema, None).unwrap();
+        w.write(&batch).unwrap();
+        let footer = w.close().unwrap();
+        let (lo, hi) = footer_bounds(&footer, 0, &PrimitiveType::Double, MetricsMode::Full);
+        assert_eq!(lo, Some(Datum::double(-1.0)));
+        assert_eq!(hi, Some(Datum::double(2.0)));
+        let none = footer_bounds(&footer, 0, &PrimitiveType::Double, MetricsMode::Counts);
+        assert_eq!(none, (None, None));
     }
 }

@@ -7,21 +7,25 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::Schema;
+use futures::TryStreamExt;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, bbox_columns};
 use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_puffin::DeletionVector;
 use geoberg_rewrite::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
     ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
 };
-use iceberg::spec::{DataFile, FormatVersion, Manifest, ManifestStatus};
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use iceberg::spec::{DataFile, FormatVersion, ManifestStatus};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::async_reader::ParquetObjectReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::bridge;
+use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
 use crate::lineage::live_file_lineage;
-use crate::location::{local_path, read_file};
+use crate::manifest::read_manifest;
+use crate::storage::block_on;
 use crate::table::Table;
 
 /// What a scan read and skipped, and why; the answer to "did my filter prune anything?".
@@ -47,6 +51,8 @@ pub struct ScanExplain {
     pub row_groups_skipped: usize,
     /// Rows returned.
     pub rows_returned: usize,
+    /// Rows of the files read that deletes removed (deletion vectors, position deletes).
+    pub rows_deleted: u64,
     /// How the decisions were made (the bounds used, or why every file is read).
     pub reasons: Vec<String>,
 }
@@ -88,7 +94,14 @@ pub struct Scan<'a> {
     exact: bool,
     columns: Option<Vec<String>>,
     row_lineage: bool,
+    file_position: bool,
+    only: Option<std::collections::HashSet<String>>,
 }
+
+/// `_file`: the data file a row was read from (Iceberg metadata column, reserved id 2147483646).
+pub const FILE_COLUMN: &str = "_file";
+/// `_pos`: a row's position in its data file (Iceberg metadata column, reserved id 2147483645).
+pub const POS_COLUMN: &str = "_pos";
 
 /// The files a scan opens, with the explain counters so far.
 #[derive(Debug, Clone)]
@@ -110,6 +123,8 @@ impl Table {
             exact: false,
             columns: None,
             row_lineage: false,
+            file_position: false,
+            only: None,
         }
     }
 
@@ -118,11 +133,7 @@ impl Table {
     pub fn data_files(&self) -> Result<Vec<DataFile>> {
         let mut out = Vec::new();
         for m in self.data_manifests()? {
-            let bytes = read_file(&m.manifest_path)?;
-            let bytes = bridge::manifest_to_binary(&bytes, &m.manifest_path)?;
-            let manifest = Manifest::parse_avro(&bytes)
-                .map_err(|e| Error::corrupt(&m.manifest_path, e.to_string()))?;
-            let (entries, _) = manifest.into_parts();
+            let entries = read_manifest(self.storage(), &m)?;
             out.extend(
                 entries
                     .iter()
@@ -182,9 +193,37 @@ impl<'a> Scan<'a> {
         self
     }
 
+    /// Adds each row's data file and position in it as two trailing columns, `_file` (string)
+    /// and `_pos` (long): what a row-level change needs to say which rows it deletes.
+    pub fn with_file_position(mut self, on: bool) -> Self {
+        self.file_position = on;
+        self
+    }
+
+    /// Reads only these data files (of those the scan would read).
+    pub fn files(mut self, paths: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.only = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Decides which files to read from the manifests alone (through the cached
     /// [`Table::file_index`] when there is a spatial filter).
     pub fn plan(&self) -> Result<ScanPlan> {
+        let mut plan = self.plan_all()?;
+        if let Some(only) = &self.only {
+            plan.files.retain(|f| only.contains(&f.path));
+            let e = &mut plan.explain;
+            e.files_read = plan.files.len();
+            e.files_skipped = e.files_total - e.files_read;
+            e.bytes_read = plan.files.iter().map(|f| f.size_in_bytes).sum();
+            e.records_read = plan.files.iter().map(|f| f.record_count).sum();
+            e.reasons
+                .push(format!("restricted to {} named files", only.len()));
+        }
+        Ok(plan)
+    }
+
+    fn plan_all(&self) -> Result<ScanPlan> {
         let Some((column, window)) = &self.filter else {
             let files = self.table.live_files()?;
             let mut explain = ScanExplain {
@@ -248,13 +287,19 @@ impl<'a> Scan<'a> {
             );
         }
         let lineage = self.lineage()?;
+        let deletes = DeleteIndex::of(self.table)?;
         let mut out = Vec::new();
         for file in &files {
             let file_lineage = lineage.as_ref().map(|l| l.get(&file.path).copied());
+            let deleted = deletes.deleted_positions(self.table.storage(), &file.path)?;
+            if let Some(d) = &deleted {
+                explain.rows_deleted += d.len();
+            }
             self.read_file(
                 file,
                 column_type.as_ref(),
                 file_lineage,
+                deleted.as_ref(),
                 &mut out,
                 &mut explain,
             )?;
@@ -293,14 +338,21 @@ impl<'a> Scan<'a> {
         file: &FileBounds,
         column_type: Option<&ColumnType>,
         lineage: Option<Option<RowLineage>>,
+        deleted: Option<&DeletionVector>,
         out: &mut Vec<RecordBatch>,
         explain: &mut ScanExplain,
     ) -> Result<()> {
-        let path = local_path(&file.path)?;
-        let handle = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(handle)?;
-        let arrow_schema = builder.schema().clone();
-        let metadata = builder.metadata().clone();
+        // Ranged reads: the footer first, then only the kept row groups' projected columns.
+        let (store, object) = self.table.storage().object_store(&file.path)?;
+        let mut reader = ParquetObjectReader::new(store, object).with_file_size(file.size_in_bytes);
+        let (reader, footer) = block_on(async move {
+            let footer =
+                ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new()).await;
+            footer.map(|f| (reader, f))
+        })
+        .map_err(|e| self.table.conflict_if_moved(Error::from(e)))?;
+        let arrow_schema = footer.schema().clone();
+        let metadata = footer.metadata().clone();
         let parquet_schema = metadata.file_metadata().schema_descr();
         let row_groups = metadata.row_groups();
         explain.row_groups_total += row_groups.len();
@@ -363,12 +415,10 @@ impl<'a> Scan<'a> {
             Some(cols) => cols
                 .iter()
                 .filter(|c| !(lineage.is_some() && is_lineage_name(c)))
+                .filter(|c| !(self.file_position && is_position_name(c)))
                 .map(|c| match arrow_schema.index_of(c) {
                     Ok(i) if !is_stored(i) => Ok(i),
-                    _ => Err(Error::Schema(format!(
-                        "no column {c:?} in table {}",
-                        self.table.ident()
-                    ))),
+                    _ => Err(self.table.no_such_column(c)),
                 })
                 .collect::<Result<_>>()?,
         };
@@ -392,36 +442,59 @@ impl<'a> Scan<'a> {
         for &g in &keep_groups {
             runs.push((group_starts[g], row_groups[g].num_rows().max(0) as u64));
         }
-        let builder = builder
-            .with_row_groups(keep_groups)
-            .with_projection(ProjectionMask::roots(parquet_schema, roots));
-        let reader = builder.build()?;
+        let mask = ProjectionMask::roots(parquet_schema, roots);
+        let batches: Vec<RecordBatch> = block_on(async move {
+            ParquetRecordBatchStreamBuilder::new_with_metadata(reader, footer)
+                .with_row_groups(keep_groups)
+                .with_projection(mask)
+                .build()?
+                .try_collect()
+                .await
+        })?;
+        let positional = deleted.is_some() || self.file_position;
         let mut read = 0u64;
-        for batch in reader {
-            let batch = batch?;
+        for batch in batches {
             let first = read;
             read += batch.num_rows() as u64;
+            let positions = positional.then(|| row_positions(&runs, first, batch.num_rows()));
             let batch = match lineage {
                 Some(l) => add_lineage(&batch, l, &runs, first, &file.path)?,
                 None => batch,
             };
-            let batch = match (&self.filter, filter_col) {
-                (Some((column, window)), Some(_)) => {
-                    let col = batch.column(batch.schema().index_of(column)?).clone();
-                    let mask = self.row_mask(col.as_ref(), window)?;
-                    arrow_select::filter::filter_record_batch(&batch, &mask)?
-                }
+            let mut keep: Option<BooleanArray> = match (deleted, &positions) {
+                (Some(d), Some(p)) => Some(p.iter().map(|&p| Some(!d.contains(p))).collect()),
+                _ => None,
+            };
+            if let (Some((column, window)), Some(_)) = (&self.filter, filter_col) {
+                let col = batch.column(batch.schema().index_of(column)?).clone();
+                let mask = self.row_mask(col.as_ref(), window)?;
+                keep = Some(match keep {
+                    Some(k) => arrow_arith::boolean::and(&k, &mask)?,
+                    None => mask,
+                });
+            }
+            let batch = match (&positions, self.file_position) {
+                (Some(p), true) => with_file_position(&batch, &file.path, p)?,
                 _ => batch,
+            };
+            let batch = match keep {
+                Some(mask) => arrow_select::filter::filter_record_batch(&batch, &mask)?,
+                None => batch,
             };
             if batch.num_rows() == 0 {
                 continue;
             }
             let batch = match &self.columns {
                 Some(cols) => {
-                    let idx: Vec<usize> = cols
+                    let mut idx: Vec<usize> = cols
                         .iter()
+                        .filter(|c| !(self.file_position && is_position_name(c)))
                         .map(|c| batch.schema().index_of(c))
                         .collect::<std::result::Result<_, _>>()?;
+                    if self.file_position {
+                        let tail = batch.num_columns();
+                        idx.extend([tail - 2, tail - 1]);
+                    }
                     batch.project(&idx)?
                 }
                 None => batch,
@@ -446,6 +519,62 @@ impl<'a> Scan<'a> {
         }
         Ok(BooleanArray::from(keep))
     }
+}
+
+fn is_position_name(column: &str) -> bool {
+    column == FILE_COLUMN || column == POS_COLUMN
+}
+
+/// File positions of `n` rows starting at the reader's row `first`, over `runs` (the kept row
+/// groups as (file position, rows)).
+fn row_positions(runs: &[(u64, u64)], first: u64, n: usize) -> Vec<u64> {
+    let mut out = Vec::with_capacity(n);
+    // Reader row index where the current run starts.
+    let mut run_start = 0u64;
+    for &(pos, rows) in runs {
+        let run_end = run_start + rows;
+        while out.len() < n {
+            let at = first + out.len() as u64;
+            if at >= run_end {
+                break;
+            }
+            out.push(pos + (at - run_start));
+        }
+        if out.len() == n {
+            break;
+        }
+        run_start = run_end;
+    }
+    out
+}
+
+/// `batch` with `_file` and `_pos` appended.
+fn with_file_position(batch: &RecordBatch, path: &str, positions: &[u64]) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(arrow_schema::Field::new(
+        FILE_COLUMN,
+        arrow_schema::DataType::Utf8,
+        false,
+    )));
+    fields.push(Arc::new(arrow_schema::Field::new(
+        POS_COLUMN,
+        arrow_schema::DataType::Int64,
+        false,
+    )));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(arrow_array::StringArray::from(vec![
+        path;
+        positions
+            .len()
+    ])));
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        positions.iter().map(|&p| p as i64),
+    )));
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        columns,
+    )?)
 }
 
 fn is_lineage_name(column: &str) -> bool {

@@ -10,6 +10,9 @@ use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm};
 
 use crate::typestring::crs_for_srid;
 
+/// Names of the materialised bbox columns (seed 002 layout), placed before the geometry.
+pub const BBOX_COLUMN_NAMES: [&str; 4] = ["bbox_min_x", "bbox_min_y", "bbox_max_x", "bbox_max_y"];
+
 /// The type of a column, as a user declares it (`bigint`, `geometry(4326)` …).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataType {
@@ -33,30 +36,35 @@ pub enum DataType {
     Timestamp,
     /// `timestamptz` (microseconds, UTC).
     Timestamptz,
-    /// `geometry(<srid>)`: an Iceberg v3 geometry column with a declared CRS.
-    Geometry {
-        /// Declared SRID (0, 3857 or 4326).
-        srid: i32,
-    },
-    /// `geography(<srid>)`: an Iceberg v3 geography column.
-    Geography {
-        /// Declared SRID (4326).
-        srid: i32,
-        /// Edge interpolation.
-        algorithm: EdgeAlgorithm,
-    },
-    /// A geometry column with no declared CRS: WKB in a `binary` column of a format-version 2
-    /// table, marked so that we know it is geometry. Each value keeps its own SRID, unchecked.
-    /// Bare `geometry` parses to this; creating it needs
-    /// [`CreateTable::allow_undeclared_crs`](crate::CreateTable::allow_undeclared_crs), the
-    /// equivalent of creating a table from a query result at format-version 2.
-    LegacyGeometry,
+    /// A geometry or geography column, with its CRS as the `crs` rules see it: an Iceberg v3
+    /// `geometry(C)` / `geography(C, A)`, or [`ColumnType::GeometryWithoutCrs`], WKB in a
+    /// `binary` column of a format-version 2 table marked as geometry (each value keeps its own
+    /// SRID, unchecked; creating it needs
+    /// [`CreateTable::allow_undeclared_crs`](crate::CreateTable::allow_undeclared_crs)).
+    Geo(ColumnType),
 }
 
 impl DataType {
+    /// `geometry(<srid>)`: 4326 is OGC:CRS84 (longitude, latitude), 3857 Web Mercator, 0 no CRS
+    /// but planar.
+    pub fn geometry(srid: i32) -> Self {
+        DataType::Geo(ColumnType::geometry(crs_for_srid(srid)))
+    }
+
+    /// `geography(<srid>)` with spherical edges.
+    pub fn geography(srid: i32) -> Self {
+        DataType::Geo(ColumnType::Geography {
+            crs: crs_for_srid(srid),
+            edges: EdgeAlgorithm::Spherical,
+        })
+    }
+
+    /// Bare `geometry`: no declared CRS.
+    pub const LEGACY_GEOMETRY: DataType = DataType::Geo(ColumnType::GeometryWithoutCrs);
+
     /// Parses a SQL type name as in `CREATE TABLE`: `bigint`, `string`, `geometry(4326)`,
     /// `geography(4326)`, `geography(4326, karney)`. Bare `geometry` gives
-    /// [`DataType::LegacyGeometry`], which `create` rejects unless asked for explicitly.
+    /// [`DataType::LEGACY_GEOMETRY`], which `create` rejects unless asked for explicitly.
     pub fn parse(input: &str) -> Result<Self> {
         let s = input.trim().to_ascii_lowercase();
         let simple = match s.as_str() {
@@ -70,6 +78,7 @@ impl DataType {
             "date" => Some(DataType::Date),
             "timestamp" | "timestamp_ntz" => Some(DataType::Timestamp),
             "timestamptz" | "timestamp_ltz" => Some(DataType::Timestamptz),
+            "geometry" => Some(DataType::LEGACY_GEOMETRY),
             _ => None,
         };
         if let Some(t) = simple {
@@ -81,9 +90,6 @@ impl DataType {
                  binary, date, timestamp, timestamptz, geometry(<srid>) or geography(<srid>)"
             ))
         };
-        if s == "geometry" {
-            return Ok(DataType::LegacyGeometry);
-        }
         let (name, params) = s
             .split_once('(')
             .and_then(|(n, rest)| Some((n.trim(), rest.strip_suffix(')')?)))
@@ -97,34 +103,93 @@ impl DataType {
         })?;
         let algorithm = params.next().map(str::parse).transpose()?;
         match (name, algorithm, params.next()) {
-            ("geometry", None, None) => Ok(DataType::Geometry { srid }),
-            ("geography", algorithm, None) => Ok(DataType::Geography {
-                srid,
-                algorithm: algorithm.unwrap_or_default(),
-            }),
+            ("geometry", None, None) => Ok(DataType::geometry(srid)),
+            ("geography", algorithm, None) => Ok(DataType::Geo(ColumnType::Geography {
+                crs: crs_for_srid(srid),
+                edges: algorithm.unwrap_or_default(),
+            })),
             _ => Err(unknown()),
         }
+    }
+
+    /// The type of a `CREATE TABLE` column as parsed by `geoberg-sql`; `column` names it in
+    /// errors.
+    pub fn from_sql(column: &str, ty: &geoberg_sql::ColumnType) -> Result<Self> {
+        use geoberg_sql::ColumnType as Sql;
+        let srid_of = |crs: &Crs| {
+            crs.srid().ok_or_else(|| Error::WrongColumnType {
+                column: column.to_string(),
+                found: format!("a column declaring CRS {crs}"),
+                expected: "a CRS declared by SRID, e.g. geometry(4326), geometry(3857) or \
+                           geometry(0)"
+                    .into(),
+            })
+        };
+        Ok(match ty {
+            Sql::Boolean => DataType::Boolean,
+            Sql::Int => DataType::Int,
+            Sql::Long => DataType::Long,
+            Sql::Float => DataType::Float,
+            Sql::Double => DataType::Double,
+            Sql::Date => DataType::Date,
+            // Spark's `timestamp` carries a zone; `timestamp_ntz` does not.
+            Sql::Timestamp => DataType::Timestamptz,
+            Sql::TimestampNtz => DataType::Timestamp,
+            Sql::String => DataType::String,
+            Sql::Binary => DataType::Binary,
+            Sql::Geo(ColumnType::GeometryWithoutCrs) => DataType::LEGACY_GEOMETRY,
+            Sql::Geo(ColumnType::Geometry { crs }) => DataType::geometry(srid_of(crs)?),
+            Sql::Geo(ColumnType::Geography { crs, edges }) => {
+                DataType::Geo(ColumnType::Geography {
+                    crs: crs_for_srid(srid_of(crs)?),
+                    edges: *edges,
+                })
+            }
+            Sql::Decimal { .. } | Sql::Uuid => {
+                return Err(Error::WrongColumnType {
+                    column: column.to_string(),
+                    found: ty.to_string(),
+                    expected: "a type geoberg tables store: decimal and uuid are not supported \
+                               yet; use double, bigint or string"
+                        .into(),
+                });
+            }
+        })
+    }
+
+    /// The table type for an Arrow field of an imported file (`None`: no table type holds
+    /// it). Narrower integers and floats widen; `append` casts the values.
+    pub fn from_arrow(ty: &ArrowType) -> Option<DataType> {
+        Some(match ty {
+            ArrowType::Boolean => DataType::Boolean,
+            ArrowType::Int8
+            | ArrowType::Int16
+            | ArrowType::Int32
+            | ArrowType::UInt8
+            | ArrowType::UInt16 => DataType::Int,
+            ArrowType::Int64 | ArrowType::UInt32 => DataType::Long,
+            ArrowType::Float16 | ArrowType::Float32 => DataType::Float,
+            ArrowType::Float64 => DataType::Double,
+            ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
+            ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => DataType::Binary,
+            ArrowType::Date32 => DataType::Date,
+            ArrowType::Timestamp(_, None) => DataType::Timestamp,
+            ArrowType::Timestamp(_, Some(_)) => DataType::Timestamptz,
+            _ => return None,
+        })
     }
 
     /// The `crs` crate's view of a geo column type; `None` for ordinary columns.
     pub fn column_type(&self) -> Option<ColumnType> {
         match self {
-            DataType::Geometry { srid } => Some(ColumnType::geometry(crs_for_srid(*srid))),
-            DataType::Geography { srid, algorithm } => Some(ColumnType::Geography {
-                crs: crs_for_srid(*srid),
-                edges: *algorithm,
-            }),
-            DataType::LegacyGeometry => Some(ColumnType::GeometryWithoutCrs),
+            DataType::Geo(t) => Some(t.clone()),
             _ => None,
         }
     }
 
-    /// True for the three geospatial kinds.
+    /// Whether this is a geometry or geography column.
     pub fn is_geo(&self) -> bool {
-        matches!(
-            self,
-            DataType::Geometry { .. } | DataType::Geography { .. } | DataType::LegacyGeometry
-        )
+        matches!(self, DataType::Geo(_))
     }
 
     pub(crate) fn iceberg_type(&self) -> PrimitiveType {
@@ -138,10 +203,7 @@ impl DataType {
             DataType::Date => PrimitiveType::Date,
             DataType::Timestamp => PrimitiveType::Timestamp,
             DataType::Timestamptz => PrimitiveType::Timestamptz,
-            DataType::Binary
-            | DataType::Geometry { .. }
-            | DataType::Geography { .. }
-            | DataType::LegacyGeometry => PrimitiveType::Binary,
+            DataType::Binary | DataType::Geo(_) => PrimitiveType::Binary,
         }
     }
 
@@ -176,10 +238,7 @@ impl DataType {
             DataType::Timestamptz => {
                 ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("+00:00".into()))
             }
-            DataType::Binary
-            | DataType::Geometry { .. }
-            | DataType::Geography { .. }
-            | DataType::LegacyGeometry => ArrowType::Binary,
+            DataType::Binary | DataType::Geo(_) => ArrowType::Binary,
         }
     }
 }
@@ -198,16 +257,27 @@ impl fmt::Display for DataType {
             DataType::Date => f.write_str("DATE"),
             DataType::Timestamp => f.write_str("TIMESTAMP_NTZ"),
             DataType::Timestamptz => f.write_str("TIMESTAMP"),
-            DataType::Geometry { srid } => write!(f, "GEOMETRY({srid})"),
-            DataType::Geography {
-                srid,
-                algorithm: EdgeAlgorithm::Spherical,
-            } => write!(f, "GEOGRAPHY({srid})"),
-            DataType::Geography { srid, algorithm } => {
-                write!(f, "GEOGRAPHY({srid}, {})", algorithm.name().to_uppercase())
-            }
-            DataType::LegacyGeometry => f.write_str("GEOMETRY"),
+            DataType::Geo(t) => f.write_str(&render_geo_sql(t)),
         }
+    }
+}
+
+/// `GEOMETRY(4326)`, `GEOGRAPHY(4326)`, `GEOGRAPHY(4326, KARNEY)`, bare `GEOMETRY` for no CRS,
+/// or the quoted CRS where it is no SRID.
+pub(crate) fn render_geo_sql(t: &ColumnType) -> String {
+    let srid_or_crs = |crs: &Crs| match crs.srid() {
+        Some(s) => s.to_string(),
+        None => format!("'{crs}'"),
+    };
+    match t {
+        ColumnType::GeometryWithoutCrs => "GEOMETRY".into(),
+        ColumnType::Geometry { crs } => format!("GEOMETRY({})", srid_or_crs(crs)),
+        ColumnType::Geography { crs, edges } if *edges != EdgeAlgorithm::Spherical => format!(
+            "GEOGRAPHY({}, {})",
+            srid_or_crs(crs),
+            edges.name().to_uppercase()
+        ),
+        ColumnType::Geography { crs, .. } => format!("GEOGRAPHY({})", srid_or_crs(crs)),
     }
 }
 

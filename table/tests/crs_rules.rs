@@ -29,11 +29,7 @@ fn code(e: &Error) -> &'static str {
 
 #[test]
 fn declarations_are_checked_on_create() {
-    let utm = create(
-        vec![Column::new("geom", DataType::Geometry { srid: 32633 })],
-        None,
-    )
-    .unwrap_err();
+    let utm = create(vec![Column::new("geom", DataType::geometry(32633))], None).unwrap_err();
     assert_eq!(code(&utm), "ST_INVALID_SRID_VALUE");
     assert!(utm.to_string().contains("geometry(0)"), "{utm}");
 
@@ -47,11 +43,7 @@ fn declarations_are_checked_on_create() {
     .unwrap_err();
     assert_eq!(code(&geog), "ST_INVALID_SRID_VALUE");
 
-    let v2 = create(
-        vec![Column::new("geom", DataType::Geometry { srid: 4326 })],
-        Some(2),
-    )
-    .unwrap_err();
+    let v2 = create(vec![Column::new("geom", DataType::geometry(4326))], Some(2)).unwrap_err();
     assert_eq!(code(&v2), "ST_CRS_NEEDS_FORMAT_V3");
 
     let bare = create(
@@ -62,7 +54,7 @@ fn declarations_are_checked_on_create() {
     assert_eq!(code(&bare), "ST_CRS_NOT_DECLARED");
 
     for srid in [0, 3857, 4326] {
-        create(vec![Column::new("geom", DataType::Geometry { srid })], None).unwrap();
+        create(vec![Column::new("geom", DataType::geometry(srid))], None).unwrap();
     }
     create(
         vec![Column::new(
@@ -98,7 +90,7 @@ fn value_srids_are_checked_on_append() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
     let cols = |t: DataType| vec![Column::new("id", DataType::Long), Column::new("geom", t)];
-    let t4326 = CreateTable::new(cols(DataType::Geometry { srid: 4326 }))
+    let t4326 = CreateTable::new(cols(DataType::geometry(4326)))
         .create(catalog.clone(), &TableIdent::new("test_db", "a").unwrap())
         .unwrap();
     // Unlabelled ISO WKB has no SRID: rejected by a geometry column.
@@ -142,7 +134,7 @@ fn value_srids_are_checked_on_append() {
     assert!(err.to_string().contains("3857"), "{err}");
 
     // The legacy no-CRS column checks nothing.
-    let legacy = CreateTable::new(cols(DataType::LegacyGeometry))
+    let legacy = CreateTable::new(cols(DataType::LEGACY_GEOMETRY))
         .allow_undeclared_crs()
         .create(catalog, &TableIdent::new("test_db", "l").unwrap())
         .unwrap();

@@ -65,15 +65,26 @@ fn path_of(uri: &str) -> PathBuf {
     PathBuf::from(uri.trim_start_matches("file://"))
 }
 
+/// The orphan listing as local paths.
+fn orphans(table: &Table, older_than: SystemTime) -> BTreeSet<PathBuf> {
+    table
+        .orphan_files(older_than)
+        .unwrap()
+        .iter()
+        .map(|l| path_of(l))
+        .collect()
+}
+
 fn future() -> SystemTime {
     SystemTime::now() + Duration::from_secs(3600)
 }
 
-/// Every fault to try for an operation: each write, each link/delete, until the operation runs
-/// to the end without reaching the armed step; then the swap failed, and the swap done but its
-/// reply lost.
+/// Every fault to try for an operation: each write failed, each write done with its reply lost,
+/// each delete failed, until the operation runs to the end without reaching the armed step; then
+/// the swap failed, and the swap done but its reply lost.
 fn each_fault(mut run: impl FnMut(Fault) -> bool) {
-    for kind in [Fault::Write as fn(usize) -> Fault, Fault::LinkOrDelete] {
+    let kinds: [fn(usize) -> Fault; 3] = [Fault::Write, Fault::WriteLost, Fault::Delete];
+    for kind in kinds {
         for k in 1..200 {
             if !run(kind(k)) {
                 break;
@@ -121,11 +132,12 @@ fn append_with_any_step_failed_is_all_or_nothing() {
         let loaded = Table::load(catalog.clone(), table.ident()).unwrap();
         let now = fingerprint(&loaded);
         let files_after = files_under(&location(&loaded));
-        let orphans: BTreeSet<PathBuf> =
-            loaded.orphan_files(future()).unwrap().into_iter().collect();
-        if result.is_ok() || fault == Fault::SwapLost {
-            // A lost swap reply is an error, but the append happened and kept its files.
-            assert!(result.is_ok() || fired, "{fault:?}");
+        let orphans = orphans(&loaded, future());
+        if fault == Fault::SwapLost {
+            // The reply was lost, the commit found out by reading the pointer again.
+            assert!(fired && result.is_ok(), "{fault:?}: {:?}", result.err());
+        }
+        if result.is_ok() {
             assert_eq!(now, expected_after, "{fault:?}");
             assert!(orphans.is_empty(), "{fault:?}: {orphans:?}");
         } else {
@@ -141,9 +153,10 @@ fn append_with_any_step_failed_is_all_or_nothing() {
         }
         fired
     });
-    // Data file, manifest, manifest list and metadata: 4 writes, 8 links/deletes, the swap.
+    // Data file, manifest, manifest list and metadata, each failed and each with its reply
+    // lost: 8 writes; the swap.
     assert!(
-        faults_tried >= 13,
+        faults_tried >= 9,
         "only {faults_tried} faults were injected"
     );
 }
@@ -196,21 +209,15 @@ fn expire_snapshots_with_any_step_failed_keeps_rows_and_finds_leftovers() {
                     let undeleted: BTreeSet<PathBuf> = report
                         .undeleted_files
                         .iter()
-                        .map(|(p, _)| p.clone())
+                        .map(|(l, _)| path_of(l))
                         .collect();
                     assert_eq!(undeleted, left, "{fault:?}");
                 }
-                // The swap happened but its reply was lost: nothing was deleted.
-                Err(_) => {
-                    assert_eq!(fault, Fault::SwapLost);
-                    assert_eq!(left, expired_lists);
-                }
+                Err(e) => panic!("{fault:?}: committed, yet {e}"),
             }
             expected.extend(left);
         }
-        let orphans: BTreeSet<PathBuf> =
-            loaded.orphan_files(future()).unwrap().into_iter().collect();
-        assert_eq!(orphans, expected, "{fault:?}");
+        assert_eq!(orphans(&loaded, future()), expected, "{fault:?}");
         if fired {
             faults_tried += 1;
         }
@@ -265,11 +272,14 @@ fn remove_orphans_with_any_delete_failed_deletes_only_old_unreferenced_files() {
             "{fault:?}: a file newer than the horizon was deleted"
         );
         let remaining: BTreeSet<PathBuf> = old.intersection(&now).cloned().collect();
-        let listed: BTreeSet<PathBuf> = loaded.orphan_files(horizon).unwrap().into_iter().collect();
+        let listed = orphans(&loaded, horizon);
         assert_eq!(listed, remaining, "{fault:?}");
         match result {
             Ok(deleted) => {
-                assert_eq!(deleted.into_iter().collect::<BTreeSet<_>>(), old);
+                assert_eq!(
+                    deleted.iter().map(|l| path_of(l)).collect::<BTreeSet<_>>(),
+                    old
+                );
                 assert!(remaining.is_empty());
             }
             Err(e) => {
@@ -405,16 +415,14 @@ fn check_after_rewrite(
         }
         Err(e) => {
             assert!(fired, "{fault:?}: failed without the fault: {e}");
-            // Only a commit whose reply was lost happened behind an error.
-            if fault != Fault::SwapLost {
-                assert_eq!(replaced, 0, "{fault:?}: {e}");
-            }
+            assert_ne!(fault, Fault::SwapLost, "a lost reply is found out: {e}");
+            assert_eq!(replaced, 0, "{fault:?}: {e}");
         }
     }
 
     let files_after = files_under(&location(&loaded));
     let left: BTreeSet<PathBuf> = files_after.difference(&before.files).cloned().collect();
-    let orphans: BTreeSet<PathBuf> = loaded.orphan_files(future()).unwrap().into_iter().collect();
+    let orphans = orphans(&loaded, future());
     assert!(
         orphans.is_subset(&left),
         "{fault:?}: {orphans:?} vs {left:?}"
@@ -432,12 +440,16 @@ fn check_after_rewrite(
         assert_eq!(orphans, left, "{fault:?}");
     }
     match fault {
-        // Failures the rewrite knows to be definite (or none): it removes what it wrote.
-        Fault::None | Fault::Write(_) => assert!(orphans.is_empty(), "{fault:?}: {orphans:?}"),
+        // Failures the rewrite knows to be definite (or none): it removes what it wrote, also a
+        // file whose write reply was lost.
+        Fault::None | Fault::Write(_) | Fault::WriteLost(_) => {
+            assert!(orphans.is_empty(), "{fault:?}: {orphans:?}")
+        }
         // An unknown outcome keeps every file (the commit may reference them).
         Fault::Swap => assert!(!orphans.is_empty(), "{fault:?}"),
         Fault::SwapLost => assert!(orphans.is_empty(), "{fault:?}: {orphans:?}"),
-        Fault::LinkOrDelete(_) => {}
+        // A failed cleanup delete leaves its file.
+        Fault::Delete(_) => {}
     }
 
     // The leftovers are younger than an hour: a horizon before them keeps every one (they
@@ -449,7 +461,8 @@ fn check_after_rewrite(
     let removed: BTreeSet<PathBuf> = loaded
         .remove_orphan_files(future())
         .unwrap()
-        .into_iter()
+        .iter()
+        .map(|l| path_of(l))
         .collect();
     assert_eq!(removed, orphans, "{fault:?}");
     assert_eq!(
@@ -467,7 +480,6 @@ fn check_after_rewrite(
 #[test]
 fn rewrite_with_any_step_failed_is_all_or_nothing() {
     let mut writes_failed = 0;
-    let mut links_deletes_failed = 0;
     let mut added_files = 0;
     each_fault(|fault| {
         let dir = tempfile::tempdir().unwrap();
@@ -486,21 +498,18 @@ fn rewrite_with_any_step_failed_is_all_or_nothing() {
             assert_eq!(replaced, 1);
             added_files = report.added_data_files_count;
         }
-        match fault {
-            Fault::Write(_) if fired => writes_failed += 1,
-            Fault::LinkOrDelete(_) if fired => links_deletes_failed += 1,
-            _ => {}
+        if matches!(fault, Fault::Write(_)) && fired {
+            writes_failed += 1;
         }
         fired
     });
     assert!(added_files >= 3, "{added_files} output files");
     // Each output file, then a manifest of the added and one of the deleted files, the manifest
-    // list and the metadata file; each of the last four is linked and its temporary deleted.
+    // list and the metadata file.
     assert!(
         writes_failed as u64 >= added_files + 4,
         "{writes_failed} writes failed for {added_files} output files"
     );
-    assert!(links_deletes_failed >= 8, "{links_deletes_failed}");
 }
 
 #[test]
@@ -519,14 +528,16 @@ fn partial_progress_rewrite_with_any_step_failed_keeps_the_groups_committed_befo
         match &result {
             Ok((_, report)) => {
                 assert_eq!(report.snapshot_ids.len(), replaced, "{fault:?}: {report}");
-                if fired {
+                if fault == Fault::SwapLost {
+                    // The lost reply is found out: every group committed.
+                    assert_eq!(replaced, 3, "{fault:?}: {report}");
+                } else if fired {
                     // One group failed (its three input files); the others committed.
                     assert_eq!(replaced, 2, "{fault:?}: {report}");
                     assert_eq!(report.failed_data_files_count, 3, "{fault:?}: {report}");
                     kept_earlier_group = true;
                 }
             }
-            Err(_) if fault == Fault::SwapLost => assert_eq!(replaced, 1, "{fault:?}"),
             Err(e) => assert_eq!(replaced, 0, "{fault:?}: {e}"),
         }
         fired

@@ -65,18 +65,13 @@ fn names_that_traverse_paths_are_rejected_and_nothing_is_written_outside() {
 }
 
 #[test]
-fn explicit_locations_must_be_local_absolute_and_without_dot_dot() {
+fn explicit_locations_must_be_absolute_uris_without_dot_dot() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
     let escape = format!("file://{}/warehouse/../../escape", dir.path().display());
-    for (i, location) in [
-        escape.as_str(),
-        "relative/path",
-        "s3://bucket/t",
-        "http://example.com/t",
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, location) in [escape.as_str(), "relative/path", "http://example.com/t"]
+        .into_iter()
+        .enumerate()
     {
         let err = CreateTable::new([Column::new("id", DataType::Long)])
             .location(location)
@@ -303,13 +298,14 @@ fn orphan_removal_never_follows_symlinks_out_of_the_table() {
     std::fs::write(&stray, b"orphan").unwrap();
 
     let horizon = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let stray_location = format!("file://{}", stray.display());
     assert_eq!(
         table.orphan_files(horizon).unwrap(),
-        std::slice::from_ref(&stray)
+        std::slice::from_ref(&stray_location)
     );
     assert_eq!(
         table.remove_orphan_files(horizon).unwrap(),
-        std::slice::from_ref(&stray)
+        std::slice::from_ref(&stray_location)
     );
     assert!(!stray.exists());
     assert!(outside.join("keep.parquet").exists());

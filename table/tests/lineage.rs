@@ -77,7 +77,7 @@ fn appended(dir: &std::path::Path, name: &str, files: i64, rows: i64) -> Table {
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .property(ROW_GROUP_ROWS_PROPERTY, "300")
     .create(
@@ -249,7 +249,7 @@ fn v2_tables_get_no_lineage_columns() {
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .with_bbox_columns("geom")

@@ -21,7 +21,7 @@ fn spatial_table(catalog: Arc<dyn geoberg_table::Catalog>, name: &str, precision
     CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .spatial_partition("geom", precision)
     .create(catalog, &TableIdent::new("test_db", name).unwrap())
@@ -123,7 +123,7 @@ fn show_create_table_shows_the_cell_partition_and_its_derivation() {
 fn web_mercator_and_no_crs_columns_use_their_extents() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
-    let t = CreateTable::new([Column::new("g", DataType::Geometry { srid: 3857 })])
+    let t = CreateTable::new([Column::new("g", DataType::geometry(3857))])
         .spatial_partition("g", 4)
         .create(
             catalog.clone(),
@@ -132,7 +132,7 @@ fn web_mercator_and_no_crs_columns_use_their_extents() {
         .unwrap();
     let prop = &t.metadata().properties()[HILBERT_CELL_PROPERTY];
     assert!(prop.contains("20037508"), "{prop}");
-    let t = CreateTable::new([Column::new("g", DataType::LegacyGeometry)])
+    let t = CreateTable::new([Column::new("g", DataType::LEGACY_GEOMETRY)])
         .allow_undeclared_crs()
         .spatial_partition("g", 4)
         .create(catalog, &TableIdent::new("test_db", "legacy").unwrap())
@@ -155,7 +155,7 @@ fn bad_requests_fail_at_create_naming_the_fix() {
     let base = || {
         vec![
             Column::new("id", DataType::Long),
-            Column::new("geom", DataType::Geometry { srid: 4326 }),
+            Column::new("geom", DataType::geometry(4326)),
         ]
     };
     for p in [0, 17] {
@@ -170,11 +170,7 @@ fn bad_requests_fail_at_create_naming_the_fix() {
     cols.push(Column::new("geom_hilbert_cell", DataType::Long));
     let e = create(cols, "geom", 4);
     assert!(e.contains("already exists"), "{e}");
-    let e = create(
-        vec![Column::new("geom", DataType::Geometry { srid: 0 })],
-        "geom",
-        4,
-    );
+    let e = create(vec![Column::new("geom", DataType::geometry(0))], "geom", 4);
     assert!(e.contains("no known extent"), "{e}");
     assert!(e.contains("geometry(4326)"), "{e}");
 }

@@ -69,7 +69,7 @@ fn row_groups_are_skipped_on_parquet_geo_statistics() {
     let catalog = sqlite_catalog(dir.path());
     let table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .property(ROW_GROUP_ROWS_PROPERTY, "100")
     .create(catalog, &TableIdent::new("test_db", "rg").unwrap())
@@ -116,7 +116,7 @@ fn legacy_v2_table_prunes_on_bbox_columns() {
     let catalog = sqlite_catalog(dir.path());
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .with_bbox_columns("geom")
@@ -185,7 +185,7 @@ fn undeclared_crs_on_v3_reads_every_file_and_says_so() {
     let catalog = sqlite_catalog(dir.path());
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .format_version(3)
@@ -247,7 +247,7 @@ fn bucket_partitioned_table_writes_a_file_per_bucket_and_shows_create() {
     assert_eq!(report.data_files, 4);
     let (batches, _) = table.scan().execute().unwrap();
     assert_eq!(ids_of(&batches), (0..200).collect::<Vec<_>>());
-    let err = CreateTable::new([Column::new("geom", DataType::Geometry { srid: 4326 })])
+    let err = CreateTable::new([Column::new("geom", DataType::geometry(4326))])
         .partition_by(PartitionField::identity("geom"))
         .create(catalog, &TableIdent::new("test_db", "bad").unwrap())
         .unwrap_err();

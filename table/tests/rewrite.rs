@@ -195,7 +195,7 @@ fn preflight_errors_name_the_problem_before_any_data_is_read() {
     let catalog = sqlite_catalog(dir.path());
     let mercator = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::Geometry { srid: 3857 }),
+        Column::new("geom", DataType::geometry(3857)),
     ])
     .create(
         catalog.clone(),
@@ -355,7 +355,7 @@ fn a_failure_in_the_middle_leaves_the_table_unchanged() {
     let table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .partition_by(PartitionField::identity("data"))
     .create(
@@ -443,7 +443,7 @@ fn a_legacy_v2_column_takes_the_two_argument_form_as_wgs84() {
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .with_bbox_columns("geom")

@@ -68,20 +68,35 @@ pub fn wkb_polygon(ring: &[(f64, f64)]) -> Vec<u8> {
 /// `CREATE TABLE geo.<name> (id bigint NOT NULL, n int, x double, state string, geom
 /// geometry(<srid>))` with `row_group_rows` rows per Parquet row group.
 pub fn create_points(warehouse: &Warehouse, name: &str, srid: i32, row_group_rows: usize) -> Table {
-    warehouse.catalog.create_namespace("geo").unwrap();
-    CreateTable::new([
+    create_points_in(&warehouse.catalog, name, srid, row_group_rows)
+}
+
+/// [`create_points`] in any catalog (creating the namespace `geo` when it is missing).
+pub fn create_points_in(
+    catalog: &Arc<dyn Catalog>,
+    name: &str,
+    srid: i32,
+    row_group_rows: usize,
+) -> Table {
+    if !catalog.namespace_exists("geo").unwrap() {
+        catalog.create_namespace("geo").unwrap();
+    }
+    CreateTable::new(points_columns(srid))
+        .property(ROW_GROUP_ROWS_PROPERTY, row_group_rows.to_string())
+        .create(Arc::clone(catalog), &TableIdent::new("geo", name).unwrap())
+        .unwrap()
+}
+
+/// The columns of a points table: `id bigint NOT NULL, n int, x double, state string, geom
+/// geometry(<srid>)`.
+pub fn points_columns(srid: i32) -> Vec<Column> {
+    vec![
         Column::new("id", DataType::Long).required(),
         Column::new("n", DataType::Int),
         Column::new("x", DataType::Double),
         Column::new("state", DataType::String),
-        Column::new("geom", DataType::Geometry { srid }),
-    ])
-    .property(ROW_GROUP_ROWS_PROPERTY, row_group_rows.to_string())
-    .create(
-        Arc::clone(&warehouse.catalog),
-        &TableIdent::new("geo", name).unwrap(),
-    )
-    .unwrap()
+        Column::new("geom", DataType::geometry(srid)),
+    ]
 }
 
 /// A batch of rows for a points table, geometry labelled with `srid`.

@@ -84,7 +84,7 @@ fn partition_and_column_filters_skip_files_too() {
         Column::new("n", DataType::Int),
         Column::new("x", DataType::Double),
         Column::new("state", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .partition_by(PartitionField::identity("state"))
     .create(
@@ -125,7 +125,7 @@ fn the_reason_is_shown_when_nothing_can_be_skipped() {
         Column::new("n", DataType::Int),
         Column::new("x", DataType::Double),
         Column::new("state", DataType::String),
-        Column::new("geom", DataType::LegacyGeometry),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
     .format_version(3)

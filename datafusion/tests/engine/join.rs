@@ -40,7 +40,7 @@ fn make_tables(w: &Warehouse) -> (Vec<Row>, Vec<(i64, [f64; 4])>) {
     let zones = zones();
     let table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(
         Arc::clone(&w.catalog),

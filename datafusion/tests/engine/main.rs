@@ -4,8 +4,10 @@
 
 mod codec;
 mod common;
+mod deletes;
 mod explain;
 mod join;
+mod object_storage;
 mod pushdown;
 mod rectangle;
 mod scan;

@@ -75,7 +75,7 @@ proptest! {
         let name = format!("r{}", n.fetch_add(1, Ordering::Relaxed));
         let table = CreateTable::new([
             Column::new("id", DataType::Long).required(),
-            Column::new("geom", DataType::Geometry { srid: 4326 }),
+            Column::new("geom", DataType::geometry(4326)),
         ])
         .create(Arc::clone(&warehouse.catalog), &TableIdent::new("geo", &name).unwrap())
         .unwrap();

@@ -314,10 +314,7 @@ fn insert_leaves_derived_columns_to_the_table() {
             "cells",
             geoberg_table::CreateTable::new([
                 geoberg_table::Column::new("id", geoberg_table::DataType::Long),
-                geoberg_table::Column::new(
-                    "geom",
-                    geoberg_table::DataType::Geometry { srid: 4326 },
-                ),
+                geoberg_table::Column::new("geom", geoberg_table::DataType::geometry(4326)),
             ])
             .spatial_partition("geom", 4),
         ),
@@ -325,10 +322,7 @@ fn insert_leaves_derived_columns_to_the_table() {
             "boxes",
             geoberg_table::CreateTable::new([
                 geoberg_table::Column::new("id", geoberg_table::DataType::Long),
-                geoberg_table::Column::new(
-                    "geom",
-                    geoberg_table::DataType::Geometry { srid: 4326 },
-                ),
+                geoberg_table::Column::new("geom", geoberg_table::DataType::geometry(4326)),
             ])
             .with_bbox_columns("geom"),
         ),

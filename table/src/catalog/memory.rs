@@ -1,12 +1,13 @@
 //! A catalog held in memory, for tests and throwaway tables.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{Catalog, conflict, validate_warehouse};
 use crate::error::{Error, Result};
 use crate::ident::{TableIdent, parse_namespace};
+use crate::storage::Storage;
 
 #[derive(Debug, Default)]
 struct State {
@@ -18,7 +19,8 @@ struct State {
 #[derive(Debug)]
 pub struct MemoryCatalog {
     name: String,
-    warehouse: PathBuf,
+    warehouse: String,
+    storage: Storage,
     state: Mutex<State>,
 }
 
@@ -28,8 +30,15 @@ impl MemoryCatalog {
         Ok(Self {
             name: name.to_string(),
             warehouse: validate_warehouse(warehouse.as_ref())?,
+            storage: Storage::new(),
             state: Mutex::default(),
         })
+    }
+
+    /// The same catalog reading and writing table files through `storage`.
+    pub fn with_storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -42,8 +51,12 @@ impl Catalog for MemoryCatalog {
         &self.name
     }
 
-    fn warehouse(&self) -> &Path {
+    fn warehouse(&self) -> &str {
         &self.warehouse
+    }
+
+    fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     fn create_namespace(&self, namespace: &str) -> Result<()> {

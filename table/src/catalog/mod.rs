@@ -1,16 +1,18 @@
 //! Catalogs: where a table's current metadata pointer lives, and the compare-and-swap on it.
 
 mod memory;
+mod postgres;
 mod sqlite;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use memory::MemoryCatalog;
+pub use postgres::PostgresCatalog;
 pub use sqlite::SqliteCatalog;
 
 use crate::error::{Error, Result};
 use crate::ident::TableIdent;
-use crate::storage::{LocalStorage, Storage};
+use crate::storage::{Storage, join, normalize_location, parse_location};
 
 /// The pointer store behind tables.
 ///
@@ -19,8 +21,9 @@ use crate::storage::{LocalStorage, Storage};
 pub trait Catalog: Send + Sync + std::fmt::Debug {
     /// Catalog name (rows of the SQL catalog are keyed by it).
     fn name(&self) -> &str;
-    /// Root directory under which new tables are placed (`<warehouse>/<ns>/<table>`).
-    fn warehouse(&self) -> &Path;
+    /// Root location under which new tables are placed (`<warehouse>/<ns>/<table>`): a URI
+    /// such as `file:///data/warehouse` or `s3://bucket/prefix`.
+    fn warehouse(&self) -> &str;
     /// Creates a namespace; creating an existing one is not an error.
     fn create_namespace(&self, namespace: &str) -> Result<()>;
     /// True if the namespace exists.
@@ -37,38 +40,84 @@ pub trait Catalog: Send + Sync + std::fmt::Debug {
     fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()>;
     /// Removes the table from the catalog (files are left alone); false if it did not exist.
     fn drop_table(&self, table: &TableIdent) -> Result<bool>;
-    /// Where tables of this catalog write, link and delete files (default: the local
-    /// filesystem). Wrappers override it to observe or fail single steps.
-    fn storage(&self) -> &dyn Storage {
-        &LocalStorage
+    /// Where tables of this catalog read and write their files. Wrappers return a layered
+    /// storage to observe or fail single steps.
+    fn storage(&self) -> &Storage;
+}
+
+/// Opens the catalog a URI names, placing new tables under `warehouse` (a path or an
+/// object-store URI) and reading and writing table files through `storage`:
+///
+/// | URI | catalog |
+/// |---|---|
+/// | `sqlite:///abs/path/catalog.db`, or a plain path | [`SqliteCatalog`] (created if missing) |
+/// | `postgresql://user[:password]@host:port/db` (`postgres://`) | [`PostgresCatalog`] |
+/// | `memory:` | [`MemoryCatalog`] (this process only) |
+///
+/// Both SQL catalogs use the JDBC / pyiceberg `SqlCatalog` layout, so Java, pyiceberg and DuckDB
+/// open the same catalog.
+pub fn connect_catalog(
+    uri: &str,
+    name: &str,
+    warehouse: &str,
+    storage: Storage,
+) -> Result<std::sync::Arc<dyn Catalog>> {
+    let uri = uri.trim();
+    let warehouse = Path::new(warehouse);
+    if uri.starts_with("postgresql://") || uri.starts_with("postgres://") {
+        return Ok(std::sync::Arc::new(
+            PostgresCatalog::connect(uri, name, warehouse)?.with_storage(storage),
+        ));
     }
+    if uri == "memory:" || uri == "memory://" {
+        return Ok(std::sync::Arc::new(
+            MemoryCatalog::new(name, warehouse)?.with_storage(storage),
+        ));
+    }
+    let path = match uri.strip_prefix("sqlite://") {
+        // sqlite:///abs/path (three slashes: an absolute path), sqlite://relative/path.
+        Some(rest) => rest,
+        None if uri.contains("://") => {
+            return Err(Error::InvalidLocation {
+                location: uri.to_string(),
+                reason: "unknown catalog URI; use sqlite:///path/catalog.db or \
+                         postgresql://user@host:port/database"
+                    .into(),
+            });
+        }
+        None => uri.strip_prefix("sqlite:").unwrap_or(uri),
+    };
+    Ok(std::sync::Arc::new(
+        SqliteCatalog::open(path, name, warehouse)?.with_storage(storage),
+    ))
 }
 
 /// Default location of a new table: `<warehouse>/<ns levels>/<table>`.
-pub(crate) fn default_table_location(warehouse: &Path, table: &TableIdent) -> PathBuf {
-    let mut p = warehouse.to_path_buf();
-    p.extend(table.namespace());
-    p.push(table.name());
-    p
+pub(crate) fn default_table_location(warehouse: &str, table: &TableIdent) -> String {
+    let mut location = warehouse.trim_end_matches('/').to_string();
+    for part in table
+        .namespace()
+        .iter()
+        .map(String::as_str)
+        .chain([table.name()])
+    {
+        location = join(&location, part);
+    }
+    location
 }
 
-/// Absolute, normalised warehouse root; rejects relative paths and `..` components.
-pub(crate) fn validate_warehouse(warehouse: &Path) -> Result<PathBuf> {
-    let bad = |reason: &str| Error::InvalidLocation {
-        location: warehouse.display().to_string(),
-        reason: reason.to_string(),
-    };
-    let path = crate::location::local_path(&warehouse.to_string_lossy())?;
-    if !path.is_absolute() {
-        return Err(bad("the warehouse must be an absolute path or file:// URI"));
-    }
-    if path
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(bad("the warehouse path must not contain '..'"));
-    }
-    Ok(path)
+/// The warehouse root as a location URI: an absolute path (or `file://` URI) or an object-store
+/// URI (`s3://bucket/prefix`, `gs://`, `az://`); rejects relative paths and `..`.
+pub(crate) fn validate_warehouse(warehouse: &Path) -> Result<String> {
+    let text = warehouse.to_string_lossy();
+    let location = normalize_location(&text).map_err(|_| Error::InvalidLocation {
+        location: text.to_string(),
+        reason: "the warehouse must be an absolute path, a file:// URI or an object-store URI \
+                 such as s3://bucket/prefix"
+            .into(),
+    })?;
+    parse_location(&location)?;
+    Ok(location.trim_end_matches('/').to_string())
 }
 
 fn conflict(table: &TableIdent, expected: &str, found: Option<String>) -> Error {

@@ -1,7 +1,7 @@
 //! Embedded SQLite catalog in the layout of Java's JdbcCatalog (schema V1), pyiceberg's
 //! `SqlCatalog` and `iceberg-catalog-sql`, so that all of them open the same file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::{Catalog, conflict, validate_warehouse};
 use crate::error::{Error, Result};
 use crate::ident::{TableIdent, parse_namespace};
+use crate::storage::Storage;
 
 const DDL: &str = "
 CREATE TABLE IF NOT EXISTS iceberg_tables (
@@ -36,13 +37,15 @@ const TABLE_ROWS: &str = "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)";
 #[derive(Debug)]
 pub struct SqliteCatalog {
     name: String,
-    warehouse: PathBuf,
+    warehouse: String,
+    storage: Storage,
     conn: Mutex<Connection>,
 }
 
 impl SqliteCatalog {
     /// Opens (creating if needed) the catalog database at `db_path`, for catalog `name`, placing
-    /// new tables under `warehouse` (an absolute path or `file://` URI).
+    /// new tables under `warehouse` (an absolute path, a `file://` URI or an object-store URI
+    /// such as `s3://bucket/prefix`).
     pub fn open(
         db_path: impl AsRef<Path>,
         name: &str,
@@ -59,8 +62,16 @@ impl SqliteCatalog {
         Ok(Self {
             name: name.to_string(),
             warehouse,
+            storage: Storage::new(),
             conn: Mutex::new(conn),
         })
+    }
+
+    /// The same catalog reading and writing table files through `storage` (object-store
+    /// options, credentials, a fault layer).
+    pub fn with_storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
     }
 
     fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -76,8 +87,12 @@ impl Catalog for SqliteCatalog {
         &self.name
     }
 
-    fn warehouse(&self) -> &Path {
+    fn warehouse(&self) -> &str {
         &self.warehouse
+    }
+
+    fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     fn create_namespace(&self, namespace: &str) -> Result<()> {

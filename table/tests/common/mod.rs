@@ -42,7 +42,7 @@ pub fn points_table(catalog: Arc<dyn Catalog>, name: &str) -> Table {
     CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .create(catalog, &TableIdent::new("test_db", name).unwrap())
     .unwrap()
@@ -58,7 +58,7 @@ pub fn partitioned_points_table(
     let mut create = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("data", DataType::String),
-        Column::new("geom", DataType::Geometry { srid: 4326 }),
+        Column::new("geom", DataType::geometry(4326)),
     ])
     .partition_by(PartitionField::identity("data"));
     for (key, value) in properties {

@@ -1,0 +1,756 @@
+//! `CREATE SPATIAL INDEX` / `rewrite_data_files`: the builder, the preflight, execution by
+//! `geoberg-rewrite` and the REPLACE commit(s).
+//!
+//! On a v3 table the rows keep their row lineage, as the spec requires of rows moved to new
+//! files: each input's `first_row_id` and data sequence number (after inheritance) go to the
+//! rewrite, which writes every row's `_row_id` and `_last_updated_sequence_number` into the
+//! reserved columns of the new files. The new files are still ADDED entries, so their manifest
+//! takes an id range of their row count (`next-row-id` and the snapshot's `added-rows` grow by
+//! it, as with Java's rewrite), which no row uses.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use geoberg_crs::{ColumnType, Extent, HilbertSpec, default_hilbert_bounds};
+use geoberg_geostats::BBox;
+use geoberg_rewrite::{
+    DeletedRows, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey, RandomAccess,
+    RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks, plan_rewrite,
+};
+use geoberg_sql::{Predicate, RewriteRequest, RewriteStrategy};
+use iceberg::spec::{DataFile, Operation, Struct};
+
+use crate::data_file::{WrittenFile, data_file_entry};
+use crate::deletes::DeleteIndex;
+use crate::error::{Error, Result};
+use crate::file_filter::{file_geometry_bbox, select_files};
+use crate::lineage::live_file_lineage;
+use crate::metrics::MetricsConfig;
+use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
+use crate::snapshot::{
+    CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
+};
+use crate::spatial_index::SpatialIndex;
+use crate::storage::{Storage, StorageFile, join};
+use crate::table::{GeoColumn, Table};
+
+/// Snapshot summary key holding the index a rewrite clustered by (same JSON plus `column`).
+pub const SPATIAL_INDEX_SUMMARY_KEY: &str = "geoberg.spatial-index";
+
+/// What a rewrite did: Iceberg's `rewrite_data_files` result columns, then our details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewriteReport {
+    /// Data files replaced.
+    pub rewritten_data_files_count: u64,
+    /// Data files added.
+    pub added_data_files_count: u64,
+    /// Bytes of the replaced files (input bytes, as Iceberg counts them).
+    pub rewritten_bytes_count: u64,
+    /// Files of batches that failed under partial progress (0 otherwise: a failure fails all).
+    pub failed_data_files_count: u64,
+    /// Delete files removed: the deletion vectors of the replaced files.
+    pub removed_delete_files_count: u64,
+    /// Bytes of the added files.
+    pub added_bytes_count: u64,
+    /// Rows moved.
+    pub rewritten_records_count: u64,
+    /// Live data files before the rewrite.
+    pub files_total: usize,
+    /// Of those, the files the WHERE condition selected (all without one).
+    pub files_matching_filter: usize,
+    /// Snapshots committed (one, or one per batch under partial progress; none if nothing to do).
+    pub snapshot_ids: Vec<i64>,
+    /// Bytes that went through spill runs.
+    pub spilled_bytes: u64,
+    /// The index the rows are clustered by.
+    pub index: SpatialIndex,
+}
+
+impl RewriteReport {
+    fn add(&mut self, batch: &RewriteReport) {
+        self.rewritten_data_files_count += batch.rewritten_data_files_count;
+        self.added_data_files_count += batch.added_data_files_count;
+        self.rewritten_bytes_count += batch.rewritten_bytes_count;
+        self.added_bytes_count += batch.added_bytes_count;
+        self.rewritten_records_count += batch.rewritten_records_count;
+        self.removed_delete_files_count += batch.removed_delete_files_count;
+        self.spilled_bytes += batch.spilled_bytes;
+        self.snapshot_ids.extend(&batch.snapshot_ids);
+    }
+}
+
+impl fmt::Display for RewriteReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "rewritten_data_files_count={} added_data_files_count={} rewritten_bytes_count={} \
+             failed_data_files_count={} removed_delete_files_count={}",
+            self.rewritten_data_files_count,
+            self.added_data_files_count,
+            self.rewritten_bytes_count,
+            self.failed_data_files_count,
+            self.removed_delete_files_count
+        )?;
+        let b = self.index.spec.bounds;
+        write!(
+            f,
+            "clustered by hilbert({}, {}, {}, {}, {}, {}); {} of {} files matched the filter; \
+             {} commit(s)",
+            self.index.column,
+            self.index.spec.precision,
+            b.min_x,
+            b.min_y,
+            b.max_x,
+            b.max_y,
+            self.files_matching_filter,
+            self.files_total,
+            self.snapshot_ids.len()
+        )
+    }
+}
+
+type Progress<'a> = Box<dyn Fn(u64, u64) + Send + Sync + 'a>;
+
+/// A rewrite being configured; see [`Table::rewrite`].
+pub struct Rewrite<'a> {
+    table: &'a Table,
+    hilbert: Option<(String, u8)>,
+    bounds: Option<Extent>,
+    options: Vec<(String, String)>,
+    filter: Option<Predicate>,
+    filter_sql: Option<String>,
+    progress: Option<Progress<'a>>,
+    /// `CREATE SPATIAL INDEX` semantics: `rewrite-all` is true unless an option says otherwise.
+    rewrite_all_default: bool,
+}
+
+impl fmt::Debug for Rewrite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rewrite")
+            .field("table", self.table.ident())
+            .field("hilbert", &self.hilbert)
+            .field("bounds", &self.bounds)
+            .field("options", &self.options)
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A planned rewrite: what [`Rewrite::plan`] returns and [`Rewrite::execute`] runs.
+#[derive(Debug, Clone)]
+pub struct PlannedRewrite {
+    /// The serializable plan (`plan.to_json()` ships it to other workers).
+    pub plan: RewritePlan,
+    /// The index the plan clusters by.
+    pub index: SpatialIndex,
+    /// Live data files of the starting snapshot.
+    pub files_total: usize,
+    /// Files the WHERE condition selected.
+    pub files_matching_filter: usize,
+    starting: Option<(i64, i64)>,
+    entries: HashMap<String, DataFile>,
+    partitions: HashMap<PartitionKey, (i32, Struct)>,
+}
+
+impl Table {
+    /// Starts a rewrite (`CREATE SPATIAL INDEX`): cluster the data files by the Hilbert key of a
+    /// geometry column and commit them as one REPLACE snapshot. Like the statement, it rewrites
+    /// every selected file (`rewrite-all` = true) unless the option says otherwise.
+    ///
+    /// ```no_run
+    /// # fn f(table: geoberg_table::Table) -> geoberg_table::Result<()> {
+    /// let (table, report) = table
+    ///     .rewrite()
+    ///     .hilbert("geom", 16)
+    ///     .option("target-file-size-bytes", "134217728")
+    ///     .where_sql("state = 'CA'")
+    ///     .on_progress(|done, total| eprintln!("{done}/{total} bytes"))
+    ///     .execute()?;
+    /// println!("{report}");
+    /// # Ok(()) }
+    /// ```
+    pub fn rewrite(&self) -> Rewrite<'_> {
+        Rewrite {
+            table: self,
+            hilbert: None,
+            bounds: None,
+            options: Vec::new(),
+            filter: None,
+            filter_sql: None,
+            progress: None,
+            rewrite_all_default: true,
+        }
+    }
+
+    /// The rewrite a parsed `CREATE SPATIAL INDEX` / `CALL ... rewrite_data_files(...)` asks
+    /// for, ready for [`Rewrite::on_progress`] and [`Rewrite::execute`].
+    ///
+    /// A bin-pack request on a table with a recorded spatial index re-clusters by that index
+    /// (compaction keeps the clustering); without one it is refused.
+    pub fn rewrite_request(&self, request: &RewriteRequest) -> Result<Rewrite<'_>> {
+        // The request's options are complete: CREATE SPATIAL INDEX put `rewrite-all` in them.
+        let mut rewrite = self.rewrite().options(request.options.clone());
+        rewrite.rewrite_all_default = false;
+        match &request.strategy {
+            RewriteStrategy::Hilbert(h) => {
+                rewrite = rewrite.hilbert(&h.column, h.precision);
+                if let Some(b) = h.bounds {
+                    rewrite = rewrite.bounds(b);
+                }
+            }
+            RewriteStrategy::BinPack if !self.properties()?.spatial_indexes.is_empty() => {}
+            RewriteStrategy::BinPack => {
+                return Err(Error::from(RewriteError::InvalidOption {
+                    key: "strategy".into(),
+                    value: "binpack".into(),
+                    reason: format!(
+                        "table {} has no spatial index to keep; use strategy => 'sort', \
+                         sort_order => 'hilbert(<geom>, <precision>)' or CREATE SPATIAL INDEX",
+                        self.ident()
+                    ),
+                }));
+            }
+        }
+        if let Some(f) = &request.filter {
+            rewrite = rewrite.filter(f.clone());
+        }
+        Ok(rewrite)
+    }
+
+    /// Runs a parsed `CREATE SPATIAL INDEX` / `CALL ... rewrite_data_files(...)` on this table.
+    pub fn execute_rewrite(&self, request: &RewriteRequest) -> Result<(Table, RewriteReport)> {
+        self.rewrite_request(request)?.execute()
+    }
+
+    /// The spatial indexes recorded in the table properties, by column name.
+    pub fn spatial_indexes(&self) -> Result<Vec<SpatialIndex>> {
+        Ok(self.properties()?.spatial_indexes)
+    }
+}
+
+impl<'a> Rewrite<'a> {
+    /// Clusters by `hilbert(column, precision)`: the Hilbert index (precision bits per axis,
+    /// 1..=32) of each geometry's bbox centre. Without [`Rewrite::bounds`] the curve spans the
+    /// default bounds of the column's CRS (WGS84 for a WGS84 or undeclared-CRS column).
+    pub fn hilbert(mut self, column: impl Into<String>, precision: u8) -> Self {
+        self.hilbert = Some((column.into(), precision));
+        self
+    }
+
+    /// Explicit curve bounds: `hilbert(geom, p, minX, minY, maxX, maxY)`. They must contain
+    /// every value of the column (checked against the files' bounds before any data is read).
+    pub fn bounds(mut self, bounds: Extent) -> Self {
+        self.bounds = Some(bounds);
+        self
+    }
+
+    /// One `rewrite_data_files` option (`target-file-size-bytes`, `partial-progress.enabled`,
+    /// ...); unknown keys fail at [`Rewrite::plan`] and list the valid ones.
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Several options at once.
+    pub fn options<K: Into<String>, V: Into<String>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.options
+            .extend(options.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// Rewrites only the files that may hold rows matching `predicate` (by their statistics).
+    pub fn filter(mut self, predicate: Predicate) -> Self {
+        self.filter = Some(predicate);
+        self
+    }
+
+    /// [`Rewrite::filter`] from SQL (`"state = 'CA' AND ST_Intersects(geom, ...)"`); parse
+    /// errors surface at [`Rewrite::plan`].
+    pub fn where_sql(mut self, condition: impl Into<String>) -> Self {
+        self.filter_sql = Some(condition.into());
+        self
+    }
+
+    /// Called with (input bytes done, input bytes total) after planning and after each batch
+    /// of partitions is written (before its commit).
+    pub fn on_progress(mut self, f: impl Fn(u64, u64) + Send + Sync + 'a) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Preflight and plan, reading only the sampled keys: nothing is written.
+    pub fn plan(&self) -> Result<PlannedRewrite> {
+        let table = self.table;
+        let index = self.resolve_index()?;
+        let geo = table.geo_column(&index.column)?;
+        let options = self.parse_options()?;
+        let filter = match (&self.filter, &self.filter_sql) {
+            (Some(f), Some(sql)) => {
+                let g = geoberg_sql::parse_condition(sql)?;
+                Predicate::and(vec![f.clone(), g])
+            }
+            (Some(f), None) => Some(f.clone()),
+            (None, Some(sql)) => Some(geoberg_sql::parse_condition(sql)?),
+            (None, None) => None,
+        };
+
+        let files = table.data_files()?;
+        let selected = match &filter {
+            Some(p) => select_files(table, &files, p)?,
+            None => vec![true; files.len()],
+        };
+        let mut inputs = Vec::new();
+        let mut entries = HashMap::new();
+        let mut partitions = HashMap::new();
+        let spec_id = table.metadata().default_partition_spec_id();
+        // v3: each input's first_row_id and data sequence number, so that its rows keep their
+        // `_row_id` and `_last_updated_sequence_number` in the new files.
+        let lineage = live_file_lineage(table)?;
+        // Rows that deletes removed stay removed: the rewrite drops them, and the commit removes
+        // the deletion vectors of the files it replaces.
+        let deletes = DeleteIndex::of(table)?;
+        for (file, _) in files.iter().zip(&selected).filter(|(_, s)| **s) {
+            // Entries do not expose their spec id; a table without partition evolution has one.
+            let key = PartitionKey(format!("{:?}", file.partition()));
+            partitions.insert(key.clone(), (spec_id, file.partition().clone()));
+            let bbox = file_geometry_bbox(table, file, geo.field_id, &geo.column_type);
+            inputs.push(InputFile {
+                location: file.file_path().to_string(),
+                file_size_bytes: file.file_size_in_bytes(),
+                record_count: file.record_count(),
+                partition: key,
+                bbox: bbox.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
+                lineage: lineage.get(file.file_path()).copied(),
+                deleted: match deletes.deleted_positions(table.storage(), file.file_path())? {
+                    Some(dv) => DeletedRows::from_sorted(dv.iter()),
+                    None => DeletedRows::default(),
+                },
+            });
+            entries.insert(file.file_path().to_string(), file.clone());
+        }
+        let storage = TableRewriteStorage::new(table);
+        let plan = plan_rewrite(&inputs, &index.column, &index.spec, &options, &storage)?;
+        let starting = table
+            .metadata()
+            .current_snapshot()
+            .map(|s| (s.snapshot_id(), s.sequence_number()));
+        Ok(PlannedRewrite {
+            plan,
+            index,
+            files_total: files.len(),
+            files_matching_filter: inputs.len(),
+            starting,
+            entries,
+            partitions,
+        })
+    }
+
+    /// Plans, writes the clustered files and commits them as one REPLACE snapshot (one per
+    /// batch of partitions with `partial-progress.enabled`).
+    pub fn execute(self) -> Result<(Table, RewriteReport)> {
+        let planned = self.plan()?;
+        let table = self.table;
+        let plan = &planned.plan;
+        let mut report = RewriteReport {
+            rewritten_data_files_count: 0,
+            added_data_files_count: 0,
+            rewritten_bytes_count: 0,
+            failed_data_files_count: 0,
+            removed_delete_files_count: 0,
+            added_bytes_count: 0,
+            rewritten_records_count: 0,
+            files_total: planned.files_total,
+            files_matching_filter: planned.files_matching_filter,
+            snapshot_ids: Vec::new(),
+            spilled_bytes: 0,
+            index: planned.index.clone(),
+        };
+        let total_bytes = plan.input_bytes();
+        let progress = |done: u64| {
+            if let Some(f) = &self.progress {
+                f(done, total_bytes)
+            }
+        };
+        progress(0);
+        let Some(starting) = planned.starting.filter(|_| !plan.is_empty()) else {
+            return Ok((table.clone(), report));
+        };
+        let geo = table.geo_column(&planned.index.column)?;
+        let metrics = table.metrics_config()?;
+        let storage = TableRewriteStorage::new(table);
+
+        // Batches: all partitions at once, or Iceberg's partial-progress commit groups.
+        let partial = plan.options.partial_progress_enabled;
+        let groups: BTreeSet<usize> = if partial {
+            plan.partitions.iter().map(|p| p.commit_group).collect()
+        } else {
+            BTreeSet::from([0])
+        };
+        let mut current = table.clone();
+        let mut done = 0u64;
+        let mut first_error = None;
+        for group in groups {
+            let in_group = |p: usize| !partial || plan.partitions[p].commit_group == group;
+            let tasks: Vec<usize> = plan
+                .tasks
+                .iter()
+                .filter(|t| in_group(t.partition))
+                .map(|t| t.id)
+                .collect();
+            let group_inputs: Vec<&InputFile> = (0..plan.partitions.len())
+                .filter(|&p| in_group(p))
+                .flat_map(|p| plan.partitions[p].inputs.iter().map(|&i| &plan.inputs[i]))
+                .collect();
+            let group_bytes: u64 = group_inputs.iter().map(|f| f.file_size_bytes).sum();
+            let batch = Batch {
+                planned: &planned,
+                tasks: &tasks,
+                storage: &storage,
+                geo: &geo,
+                metrics: &metrics,
+                starting,
+            };
+            let result = batch.run(&current, || progress(done + group_bytes));
+            done += group_bytes;
+            match result {
+                Ok((next, batch)) => {
+                    current = next;
+                    report.add(&batch);
+                }
+                Err(BatchError::Unknown(e)) => return Err(e),
+                Err(BatchError::Definite(e)) if partial => {
+                    report.failed_data_files_count += group_inputs.len() as u64;
+                    first_error.get_or_insert(e);
+                }
+                Err(BatchError::Definite(e)) => return Err(e),
+            }
+        }
+        if report.snapshot_ids.is_empty()
+            && let Some(e) = first_error
+        {
+            return Err(e);
+        }
+        Ok((current, report))
+    }
+
+    /// The index to cluster by: the builder's, else the one recorded on the table.
+    fn resolve_index(&self) -> Result<SpatialIndex> {
+        let Some((column, precision)) = &self.hilbert else {
+            let recorded = self.table.spatial_indexes()?;
+            return match &recorded[..] {
+                [one] => Ok(one.clone()),
+                [] => Err(Error::from(RewriteError::InvalidOption {
+                    key: "sort_order".into(),
+                    value: String::new(),
+                    reason: format!(
+                        "table {} has no spatial index yet; say which one to build: \
+                         hilbert(<geometry column>, <precision>)",
+                        self.table.ident()
+                    ),
+                })),
+                many => Err(Error::from(RewriteError::InvalidOption {
+                    key: "sort_order".into(),
+                    value: String::new(),
+                    reason: format!(
+                        "table {} records spatial indexes on {}; name the column with \
+                         hilbert(<column>, <precision>)",
+                        self.table.ident(),
+                        many.iter()
+                            .map(|i| i.column.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })),
+            };
+        };
+        let geo = self.table.geo_column(column)?;
+        if matches!(geo.column_type, ColumnType::Geography { .. }) {
+            return Err(Error::WrongColumnType {
+                column: column.clone(),
+                found: "a geography column".into(),
+                expected: "a geometry column: a Hilbert spatial index keys the planar bbox \
+                           centre, which misplaces rows near the antimeridian and poles; \
+                           cluster a geometry(4326) copy of the column instead"
+                    .into(),
+            });
+        }
+        let bounds = match self.bounds {
+            Some(b) => b,
+            None => default_hilbert_bounds(column, &geo.column_type)?,
+        };
+        Ok(SpatialIndex {
+            column: column.clone(),
+            spec: HilbertSpec::new(u32::from(*precision), bounds)?,
+        })
+    }
+
+    fn parse_options(&self) -> Result<RewriteOptions> {
+        let table_target = self.table.properties()?.target_file_size_bytes;
+        let mut options = self.options.clone();
+        if self.rewrite_all_default && !options.iter().any(|(k, _)| k.trim() == "rewrite-all") {
+            options.insert(0, ("rewrite-all".into(), "true".into()));
+        }
+        Ok(RewriteOptions::parse(options, table_target)?)
+    }
+}
+
+enum BatchError {
+    Definite(Error),
+    Unknown(Error),
+}
+
+/// One commit group of a rewrite: its tasks run, then one REPLACE commit.
+struct Batch<'a> {
+    planned: &'a PlannedRewrite,
+    tasks: &'a [usize],
+    storage: &'a TableRewriteStorage,
+    geo: &'a GeoColumn,
+    metrics: &'a MetricsConfig,
+    starting: (i64, i64),
+}
+
+impl Batch<'_> {
+    /// Writes the batch's files and commits them; on a definite failure its files are removed.
+    fn run(
+        &self,
+        current: &Table,
+        written: impl Fn(),
+    ) -> std::result::Result<(Table, RewriteReport), BatchError> {
+        let planned = self.planned;
+        let plan = &planned.plan;
+        // On failure the rewrite crate has already removed every file it wrote.
+        let outcome = execute_tasks(plan, self.tasks, self.storage)
+            .map_err(|e| BatchError::Definite(e.into()))?;
+        written();
+        let cleanup = |table: &Table| {
+            for f in &outcome.added {
+                let _ = table.storage().delete(&f.location);
+            }
+        };
+        let mut added = Vec::with_capacity(outcome.added.len());
+        for out in &outcome.added {
+            match self.output_entry(current, out) {
+                Ok(f) => added.push(f),
+                Err(e) => {
+                    cleanup(current);
+                    return Err(BatchError::Definite(e));
+                }
+            }
+        }
+        let mut read = ReadSet {
+            starting_snapshot_id: self.starting.0,
+            allow_new_equality_deletes: plan.options.use_starting_sequence_number,
+            ..ReadSet::default()
+        };
+        for input in &outcome.rewritten {
+            if !planned.entries.contains_key(&input.location) {
+                cleanup(current);
+                return Err(BatchError::Definite(Error::from(
+                    RewriteError::InvalidPlan(format!(
+                        "rewrote {} which the plan did not select",
+                        input.location
+                    )),
+                )));
+            }
+            if let Some(l) = input.lineage {
+                read.first_row_ids
+                    .insert(input.location.clone(), l.first_row_id);
+            }
+            read.files.insert(input.location.clone());
+        }
+        let index = &planned.index;
+        let deletes = DeleteIndex::of(current).map_err(BatchError::Definite)?;
+        let removed_vectors: Vec<(String, i64)> = read
+            .files
+            .iter()
+            .flat_map(|p| deletes.vectors_of(p))
+            .filter_map(|d| Some((d.location.clone(), d.blob?.0)))
+            .collect();
+        let removed_delete_files = removed_vectors.len() as u64;
+        let replace = ReplaceFiles {
+            removed_vectors,
+            read,
+            starting_sequence_number: self.starting.1,
+            use_starting_sequence_number: plan.options.use_starting_sequence_number,
+            added,
+            summary: HashMap::from([(
+                SPATIAL_INDEX_SUMMARY_KEY.to_string(),
+                index.summary_value(),
+            )]),
+            properties: HashMap::from([(
+                format!("{SPATIAL_INDEX_PROPERTY_PREFIX}{}", index.column),
+                index.property_value(),
+            )]),
+        };
+        match commit_with_retry(current, &replace) {
+            Ok(table) => {
+                let r = outcome.result;
+                Ok((
+                    table.clone(),
+                    RewriteReport {
+                        rewritten_data_files_count: r.rewritten_data_files_count,
+                        added_data_files_count: r.added_data_files_count,
+                        rewritten_bytes_count: r.rewritten_bytes_count,
+                        failed_data_files_count: 0,
+                        removed_delete_files_count: removed_delete_files,
+                        added_bytes_count: outcome.added.iter().map(|f| f.file_size_bytes).sum(),
+                        rewritten_records_count: outcome
+                            .rewritten
+                            .iter()
+                            .map(|f| f.record_count)
+                            .sum(),
+                        files_total: 0,
+                        files_matching_filter: 0,
+                        snapshot_ids: table.metadata().current_snapshot_id().into_iter().collect(),
+                        spilled_bytes: outcome.spilled_bytes,
+                        index: index.clone(),
+                    },
+                ))
+            }
+            Err(CommitFailure::Definite(e)) => {
+                cleanup(current);
+                Err(BatchError::Definite(e))
+            }
+            Err(CommitFailure::Unknown(e)) => Err(BatchError::Unknown(e)),
+        }
+    }
+
+    /// The manifest entry of a rewritten file: the clustered column's bounds from the
+    /// rewrite's own bbox, the rest from the Parquet footer, under the table's metrics modes.
+    fn output_entry(&self, table: &Table, out: &OutputFile) -> Result<(i32, DataFile)> {
+        let (spec_id, partition) = self
+            .planned
+            .partitions
+            .get(&out.partition)
+            .cloned()
+            .ok_or_else(|| {
+                Error::corrupt(
+                    &out.location,
+                    format!("unknown partition {:?}", out.partition.0),
+                )
+            })?;
+        let footer = match &out.footer {
+            Some(f) => f.clone(),
+            None => Arc::new(
+                parquet::file::metadata::ParquetMetaDataReader::new()
+                    .parse_and_finish(&StorageFile::open(table.storage(), &out.location)?)?,
+            ),
+        };
+        let bbox = out
+            .bbox
+            .map(|b| BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+        let file = data_file_entry(
+            table,
+            self.metrics,
+            WrittenFile {
+                location: out.location.clone(),
+                size: out.file_size_bytes,
+                footer: &footer,
+                partition,
+                spec_id,
+                nan_counts: HashMap::new(),
+                geo_boxes: HashMap::from([(self.geo.field_id, bbox)]),
+            },
+        )?;
+        Ok((spec_id, file))
+    }
+}
+
+/// The REPLACE commit of a rewrite: the files it read are marked DELETED and the new ones
+/// added, validated against the snapshot the rewrite started from (Iceberg Java's
+/// `BaseRewriteFiles` + `MergingSnapshotProducer`).
+struct ReplaceFiles {
+    read: ReadSet,
+    /// Deletion vectors of the replaced files (their rows are gone from the new files).
+    removed_vectors: Vec<(String, i64)>,
+    starting_sequence_number: i64,
+    use_starting_sequence_number: bool,
+    added: Vec<(i32, DataFile)>,
+    summary: HashMap<String, String>,
+    properties: HashMap<String, String>,
+}
+
+impl SnapshotOperation for ReplaceFiles {
+    fn operation(&self) -> Operation {
+        Operation::Replace
+    }
+
+    fn validate(&self, current: &Table) -> Result<()> {
+        validate_since(current, &self.read)
+    }
+
+    fn apply(&self, producer: &mut SnapshotProducer<'_>) -> Result<()> {
+        producer.add_data_files(self.added.iter().cloned());
+        producer.remove_files(self.read.files.iter().cloned());
+        producer.remove_deletion_vectors(self.removed_vectors.iter().cloned());
+        // The new files carry the starting sequence number, so that equality deletes committed
+        // meanwhile still apply to the rewritten rows.
+        if self.use_starting_sequence_number {
+            producer.data_sequence_number(self.starting_sequence_number);
+        }
+        for (k, v) in &self.summary {
+            producer.summary_property(k, v);
+        }
+        producer.set_properties(self.properties.clone());
+        Ok(())
+    }
+}
+
+/// The rewrite's files through the table's storage: inputs by ranged reads, outputs as
+/// `<table>/data/<run id>-<task>-<seq>.parquet` multipart uploads.
+struct TableRewriteStorage {
+    storage: Storage,
+    data_dir: String,
+    run: String,
+}
+
+impl TableRewriteStorage {
+    fn new(table: &Table) -> Self {
+        TableRewriteStorage {
+            storage: table.storage().clone(),
+            data_dir: table.data_dir(),
+            run: uuid::Uuid::now_v7().to_string(),
+        }
+    }
+}
+
+impl InputStorage for TableRewriteStorage {
+    fn open(&self, location: &str) -> io::Result<Arc<dyn RandomAccess>> {
+        StorageFile::open(&self.storage, location)
+            .map(|f| Arc::new(f) as Arc<dyn RandomAccess>)
+            .map_err(io::Error::other)
+    }
+}
+
+impl RewriteStorage for TableRewriteStorage {
+    fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> String {
+        join(
+            &self.data_dir,
+            &format!("{}-{task:05}-{seq:03}.parquet", self.run),
+        )
+    }
+
+    fn create(&self, location: &str) -> io::Result<Box<dyn OutputStream>> {
+        let writer = self.storage.create(location).map_err(io::Error::other)?;
+        Ok(Box::new(writer))
+    }
+
+    fn remove(&self, location: &str) -> io::Result<()> {
+        self.storage.delete(location).map_err(io::Error::other)
+    }
+}
+
+/// Loads the table a parsed rewrite statement names and runs it: what `geoberg sql` does with
+/// `CREATE SPATIAL INDEX FOR db.t USING hilbert(geom, 16)`.
+pub fn execute_rewrite_statement(
+    catalog: Arc<dyn crate::Catalog>,
+    request: &RewriteRequest,
+) -> Result<(Table, RewriteReport)> {
+    let ident = crate::TableIdent::from_name(&request.table, catalog.name())?;
+    Table::load(catalog, &ident)?.execute_rewrite(request)
+}
