@@ -14,9 +14,10 @@ use arrow_schema::{Field, Schema};
 use geoberg_bench_data::{
     DatasetModel, Distribution, GenerateOptions, GeometryEncoding, RowFormat,
 };
+use geoberg_datafusion::{BlockingSession, PruningSummary};
 use geoberg_geostats::{BBox, bbox_of_wkb};
 use geoberg_pruning::FileBounds;
-use geoberg_sql::{SelectRequest, Statement};
+use geoberg_sql::Statement;
 use geoberg_table::{SRID_FIELD_METADATA, Table, TableIdent};
 use serde_json::{Value, json};
 
@@ -25,8 +26,6 @@ use crate::context::{Access, Context, geo_column};
 use crate::error::{CliError, Result};
 use crate::files::{extent, file_bounds, overlap_depth};
 use crate::index;
-use crate::query::{self, QueryRun};
-use crate::sql::{explain_json, percent, render_plan};
 use crate::svg::LayoutPicture;
 
 const NAMESPACE: &str = "demo";
@@ -42,9 +41,14 @@ const DENSITY_SAMPLE: u64 = 50_000;
 /// Hilbert precision of the index (bits per axis).
 const PRECISION: u8 = 16;
 
-/// One measured query with the layout it ran on.
+/// One measured query (through the SQL engine) with the layout it ran on.
 struct Measured {
-    run: QueryRun,
+    /// The count the query returned.
+    matched_rows: u64,
+    /// What the scan read and skipped.
+    scan: PruningSummary,
+    /// Wall time of the statement, planning included.
+    elapsed: Duration,
     files: Vec<FileBounds>,
 }
 
@@ -71,10 +75,9 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
 
     out.note(format!("warehouse {}", ctx.warehouse));
     out.note(format!("1. {CREATE}"));
-    let Statement::CreateTable(create) = geoberg_sql::parse(CREATE)? else {
-        unreachable!("CREATE is a CREATE TABLE statement")
-    };
-    let (table, _) = crate::sql::create_table(&ctx, &create)?;
+    let session = BlockingSession::new(ctx.dyn_catalog(), &ctx.catalog_name)?;
+    session.execute(CREATE)?;
+    let table = Table::load(ctx.dyn_catalog(), &ident)?;
 
     out.note(format!(
         "2. appending {} skewed points (200 cities, seed {}) in arrival order, {} commits",
@@ -104,16 +107,13 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
         "SELECT count(*) FROM demo.points WHERE ST_Intersects(geom, ST_MakeEnvelope({}, {}, {}, {}, 4326))",
         window.min_x, window.min_y, window.max_x, window.max_y
     );
-    let Statement::Select(request) = geoberg_sql::parse(&select)? else {
-        unreachable!("a SELECT statement")
-    };
     out.note(format!("3. {select}"));
-    let before = measure(&table, &request, before_files)?;
-    out.note(indent(&render_plan(&request, &before.run)));
+    let before = measure(&session, &select, before_files)?;
+    out.note(indent(&render_scan(&before.scan)));
     out.note(format!(
         "   {} rows match, {:.1} ms",
-        before.run.matched_rows,
-        ms(before.run.elapsed)
+        before.matched_rows,
+        ms(before.elapsed)
     ));
     let before_svg = svg_dir.join("before.svg");
     write_picture(
@@ -144,14 +144,14 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
         summary.elapsed.as_secs_f64()
     ));
     out.note(format!("5. {select}"));
-    let after = measure(&table, &request, file_bounds(&table, &column)?)?;
-    out.note(indent(&render_plan(&request, &after.run)));
-    if after.run.matched_rows != before.run.matched_rows {
+    let after = measure(&session, &select, file_bounds(&table, &column)?)?;
+    out.note(indent(&render_scan(&after.scan)));
+    if after.matched_rows != before.matched_rows {
         return Err(CliError::invalid(
             "rewrite result",
             format!(
                 "{} rows before, {} after",
-                before.run.matched_rows, after.run.matched_rows
+                before.matched_rows, after.matched_rows
             ),
             "the rewrite lost or duplicated rows: this is a bug in geoberg-table, please report it",
         ));
@@ -325,26 +325,84 @@ fn densest_window(sample: &[(f64, f64)], extent: &BBox) -> BBox {
     )
 }
 
-fn measure(table: &Table, request: &SelectRequest, files: Vec<FileBounds>) -> Result<Measured> {
+/// Runs the `count(*)` query `select` through the engine.
+fn measure(session: &BlockingSession, select: &str, files: Vec<FileBounds>) -> Result<Measured> {
+    let start = Instant::now();
+    let output = session.execute(select)?.pop();
+    let elapsed = start.elapsed();
+    let output =
+        output.ok_or_else(|| CliError::invalid("demo query", select, "returned nothing"))?;
+    let count = output
+        .batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .and_then(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+        })
+        .map(|c| c.value(0))
+        .ok_or_else(|| CliError::invalid("demo query", select, "expected one count"))?;
+    let scan = output
+        .scans
+        .into_iter()
+        .next()
+        .ok_or_else(|| CliError::invalid("demo query", select, "scanned no geoberg table"))?
+        .summary;
     Ok(Measured {
-        run: query::run(table, request, false)?,
+        matched_rows: u64::try_from(count).unwrap_or(0),
+        scan,
+        elapsed,
         files,
     })
 }
 
-fn measured_json(m: &Measured) -> Value {
-    with(
-        explain_json(&m.run),
-        "overlap_depth",
-        json!(overlap_depth(&m.files)),
-    )
+/// What the scan read, as the demo prints it.
+fn render_scan(s: &PruningSummary) -> String {
+    let bytes_read = s.bytes_read.saturating_sub(s.row_group_bytes_skipped);
+    let mut text = format!(
+        "files: read {} of {} ({:.1}%), skipped {}\nrow groups: read {} of {}\nbytes: read {} \
+         of {} ({:.1}%)\n",
+        s.files_read,
+        s.files_total,
+        percent(s.files_read as u64, s.files_total as u64),
+        s.files_skipped_spatial + s.files_skipped_columns,
+        s.row_groups_total - s.row_groups_skipped,
+        s.row_groups_total,
+        bytes_read,
+        s.bytes_total,
+        percent(bytes_read, s.bytes_total)
+    );
+    for r in &s.reasons {
+        text.push_str(&format!("- {r}\n"));
+    }
+    text
 }
 
-fn with(mut object: Value, key: &str, value: Value) -> Value {
-    if let Some(map) = object.as_object_mut() {
-        map.insert(key.to_string(), value);
+fn measured_json(m: &Measured) -> Value {
+    let s = &m.scan;
+    json!({
+        "files_total": s.files_total,
+        "files_read": s.files_read,
+        "files_skipped": s.files_skipped_spatial + s.files_skipped_columns,
+        "bytes_total": s.bytes_total,
+        "bytes_read": s.bytes_read.saturating_sub(s.row_group_bytes_skipped),
+        "row_groups_total": s.row_groups_total,
+        "row_groups_skipped": s.row_groups_skipped,
+        "rows_matched": m.matched_rows,
+        "elapsed_ms": ms(m.elapsed),
+        "reasons": s.reasons,
+        "overlap_depth": overlap_depth(&m.files),
+    })
+}
+
+/// `part` as a percentage of `whole` (0 for an empty whole).
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
     }
-    object
 }
 
 fn write_picture(
@@ -360,7 +418,7 @@ fn write_picture(
     let svg = LayoutPicture {
         title: format!(
             "{title}: the red window query reads {} files",
-            m.run.explain.files_read
+            m.scan.files_read
         ),
         files: &m.files,
         extent,
@@ -377,35 +435,36 @@ fn write_picture(
 
 /// The before/after table.
 fn comparison(before: &Measured, after: &Measured) -> String {
-    let (b, a) = (&before.run.explain, &after.run.explain);
+    let (b, a) = (&measured_json(before), &measured_json(after));
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
     let rows = [
         (
             "files read".to_string(),
-            format!("{} / {}", b.files_read, b.files_total),
-            format!("{} / {}", a.files_read, a.files_total),
+            format!("{} / {}", n(b, "files_read"), n(b, "files_total")),
+            format!("{} / {}", n(a, "files_read"), n(a, "files_total")),
         ),
         (
             "bytes read".to_string(),
             format!(
                 "{} ({:.1}%)",
-                mib(b.bytes_read),
-                percent(b.bytes_read, b.bytes_total)
+                mib(n(b, "bytes_read")),
+                percent(n(b, "bytes_read"), n(b, "bytes_total"))
             ),
             format!(
                 "{} ({:.1}%)",
-                mib(a.bytes_read),
-                percent(a.bytes_read, a.bytes_total)
+                mib(n(a, "bytes_read")),
+                percent(n(a, "bytes_read"), n(a, "bytes_total"))
             ),
         ),
         (
             "rows matched".to_string(),
-            before.run.matched_rows.to_string(),
-            after.run.matched_rows.to_string(),
+            before.matched_rows.to_string(),
+            after.matched_rows.to_string(),
         ),
         (
             "query time".to_string(),
-            format!("{:.1} ms", ms(before.run.elapsed)),
-            format!("{:.1} ms", ms(after.run.elapsed)),
+            format!("{:.1} ms", ms(before.elapsed)),
+            format!("{:.1} ms", ms(after.elapsed)),
         ),
         (
             "file overlap depth".to_string(),

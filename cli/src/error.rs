@@ -11,6 +11,10 @@ pub enum CliError {
     /// A statement did not parse or is not one this tool runs.
     #[error(transparent)]
     Sql(#[from] geoberg_sql::SqlError),
+    /// The SQL engine refused or failed a statement (a table error raised inside it arrives
+    /// as [`CliError::Table`]).
+    #[error(transparent)]
+    Engine(geoberg_datafusion::Error),
     /// Planning a spatial filter failed, or the pruning assertion did not hold.
     #[error(transparent)]
     Pruning(#[from] geoberg_pruning::PruneError),
@@ -75,6 +79,16 @@ pub enum CliError {
         /// The violations, counted.
         problems: String,
     },
+}
+
+impl From<geoberg_datafusion::Error> for CliError {
+    fn from(e: geoberg_datafusion::Error) -> Self {
+        match e {
+            geoberg_datafusion::Error::Table(e) => CliError::Table(e),
+            geoberg_datafusion::Error::Sql(e) => CliError::Sql(e),
+            other => CliError::Engine(other),
+        }
+    }
 }
 
 impl CliError {

@@ -37,7 +37,6 @@ mod inspect;
 mod layout;
 mod maintenance;
 mod output;
-mod query;
 mod sql;
 mod svg;
 

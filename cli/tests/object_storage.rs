@@ -63,7 +63,10 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
         .run(&["sql", "SELECT count(*) FROM db.points"])
         .ok()
         .stdout;
-    assert_eq!(count.trim(), points.len().to_string());
+    assert_eq!(
+        count.trim_end().lines().last().unwrap(),
+        points.len().to_string()
+    );
     remote
         .run(&[
             "sql",
@@ -83,7 +86,10 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
         .run(&["sql", window])
         .ok()
         .stdout
-        .trim()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap()
         .parse()
         .unwrap();
     let expected = points

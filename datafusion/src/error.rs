@@ -16,6 +16,14 @@ pub enum Error {
     /// A geoberg statement (`CREATE SPATIAL INDEX`, `SHOW CREATE TABLE`, ...) that does not parse.
     #[error(transparent)]
     Sql(#[from] geoberg_sql::SqlError),
+    /// A statement the SQL parser does not accept; nothing of the input ran.
+    #[error("syntax error in `{statement}`: {message}; fix the statement (nothing ran)")]
+    Syntax {
+        /// The statement, as split from the input.
+        statement: String,
+        /// The parser's message (what it expected, and where).
+        message: String,
+    },
     /// DataFusion or SedonaDB refused or failed the statement.
     #[error("{0}")]
     Engine(Box<DataFusionError>),

@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use datafusion::error::DataFusionError;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
 use geoberg_table::Catalog;
 use sedona::context::SedonaContext;
@@ -16,6 +18,8 @@ use crate::crs_literal::ConstantGeometryCrs;
 use crate::error::{Error, Result};
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
+use crate::scan_exec::GeobergScanExec;
+use crate::scan_plan::PruningSummary;
 use crate::type_planner::GeobergTypePlanner;
 use crate::values_type::ValuesGeometryType;
 
@@ -77,6 +81,18 @@ pub struct StatementOutput {
     /// Messages for the user: what a DDL statement did, a geometry column created without a
     /// declared CRS, ...
     pub notices: Vec<String>,
+    /// What each geoberg table scan of the statement read and skipped (files, row groups,
+    /// bytes, and why), in plan order; empty for statements that scan no geoberg table.
+    pub scans: Vec<ScanReport>,
+}
+
+/// What one scan of a geoberg table planned to read, and the time the statement took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanReport {
+    /// `namespace.table`.
+    pub table: String,
+    /// Files, row groups and bytes read and skipped, with the reasons.
+    pub summary: PruningSummary,
 }
 
 /// Runs SQL over a geoberg catalog: geoberg's table operations through the table crate,
@@ -150,7 +166,13 @@ impl Session {
         for s in statements {
             let r = route(&s)?;
             if r == Route::Engine {
-                DFParser::parse_sql(&s)?;
+                DFParser::parse_sql(&s).map_err(|e| Error::Syntax {
+                    statement: s.trim().to_string(),
+                    message: match e {
+                        DataFusionError::SQL(e, _) => e.to_string(),
+                        other => other.to_string(),
+                    },
+                })?;
             }
             routed.push((s, r));
         }
@@ -158,22 +180,30 @@ impl Session {
         for (statement, r) in routed {
             let result = self.run(&statement, r).await;
             let mut notices = self.provider.take_notices();
-            let (batches, more) = result?;
+            let (batches, more, scans) = result?;
             notices.extend(more);
             out.push(StatementOutput {
                 statement,
                 batches,
                 notices,
+                scans,
             });
         }
         Ok(out)
     }
 
-    async fn run(&self, statement: &str, r: Route) -> Result<(Vec<RecordBatch>, Vec<String>)> {
+    async fn run(
+        &self,
+        statement: &str,
+        r: Route,
+    ) -> Result<(Vec<RecordBatch>, Vec<String>, Vec<ScanReport>)> {
         match r {
             Route::Engine => {
                 let frame = self.context.sql(statement).await?;
-                Ok((frame.collect().await?, Vec::new()))
+                let task = Arc::new(frame.task_ctx());
+                let plan = frame.create_physical_plan().await?;
+                let batches = collect(Arc::clone(&plan), task).await?;
+                Ok((batches, Vec::new(), scan_reports(&plan)))
             }
             Route::Geoberg(parsed) => {
                 let catalog = Arc::clone(self.provider.catalog());
@@ -181,7 +211,7 @@ impl Session {
                 tokio::task::spawn_blocking(move || {
                     let mut notices = Vec::new();
                     let batches = crate::statements::run(&catalog, &name, &parsed, &mut notices)?;
-                    Ok((batches, notices))
+                    Ok((batches, notices, Vec::new()))
                 })
                 .await
                 .map_err(|e| Error::Unsupported {
@@ -256,4 +286,20 @@ fn ensure_blocking_allowed(method: &'static str) -> Result<()> {
         Ok(_) => Err(Error::InsideAsyncRuntime { method }),
         Err(_) => Ok(()),
     }
+}
+
+/// The geoberg scans of an executed plan, in plan order.
+fn scan_reports(plan: &Arc<dyn ExecutionPlan>) -> Vec<ScanReport> {
+    let mut out = Vec::new();
+    let mut stack = vec![Arc::clone(plan)];
+    while let Some(node) = stack.pop() {
+        if let Some(scan) = node.downcast_ref::<GeobergScanExec>() {
+            out.push(ScanReport {
+                table: scan.spec().table.clone(),
+                summary: scan.spec().summary.clone(),
+            });
+        }
+        stack.extend(node.children().into_iter().rev().cloned());
+    }
+    out
 }
