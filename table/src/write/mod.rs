@@ -5,6 +5,7 @@
 //! [`RecordBatchPartitionSplitter`]: iceberg::arrow::RecordBatchPartitionSplitter
 
 mod align;
+mod conform;
 mod parquet;
 
 use arrow_array::RecordBatch;
