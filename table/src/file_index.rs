@@ -8,6 +8,7 @@ use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
 use geoberg_pruning::{BoundSources, FileBounds, FileIndex, PrunePlan, SpatialFilter};
 use iceberg::spec::{ManifestContentType, ManifestFile};
 
+use crate::bbox_columns::{BBOX_COLUMNS_PROPERTY_PREFIX, BBoxColumns, covers_every_geometry};
 use crate::error::Result;
 use crate::manifest::{Entry, read_entries, read_entries_map};
 use crate::schema::BBOX_COLUMN_NAMES;
@@ -102,14 +103,18 @@ impl Table {
         let geo = self.geo_column(column)?;
         let version = self.format_version();
         let decision = can_skip_files(version, &geo.column_type);
-        let bbox_ids = self.bbox_column_ids();
+        let bbox = self.bbox_columns(&geo.name)?;
+        let bbox_ids = bbox.as_ref().map(|b| b.ids);
+        let bbox_names =
+            |b: &BBoxColumns| format!("{} (found by {})", b.names.join(", "), b.found_by);
         let declared = geo.column_type != ColumnType::GeometryWithoutCrs;
         let mut reasons = Vec::new();
-        let source = match (decision.can_skip, bbox_ids) {
-            (false, Some(_)) => {
+        let source = match (decision.can_skip, &bbox) {
+            (false, Some(b)) => {
                 reasons.push(format!(
-                    "{}; using the bbox columns' double bounds instead",
-                    decision.reason
+                    "{}; using the double bounds of the bbox columns {} instead",
+                    decision.reason,
+                    bbox_names(b)
                 ));
                 Source::BBoxColumns
             }
@@ -120,10 +125,10 @@ impl Table {
                 ));
                 Source::None
             }
-            (true, Some(_)) if !declared => {
+            (true, Some(b)) if !declared => {
                 reasons.push(format!(
-                    "files skipped on the double bounds of {} ({})",
-                    BBOX_COLUMN_NAMES.join(", "),
+                    "files skipped on the double bounds of the bbox columns {} ({})",
+                    bbox_names(b),
                     decision.reason
                 ));
                 Source::BBoxColumns
@@ -131,10 +136,12 @@ impl Table {
             (true, None) if !self.bounds_are_points(geo.field_id) => {
                 reasons.push(format!(
                     "every file is read: {:?} is a plain binary column written by another \
-                     engine, whose bounds are WKB byte prefixes, not boxes; add the bbox columns \
-                     {} to skip files",
+                     engine, whose bounds are WKB byte prefixes, not boxes; add bbox columns \
+                     ({}, or bbox_xmin..., minx..., a bbox struct) or name yours with the table \
+                     property {BBOX_COLUMNS_PROPERTY_PREFIX}{} to skip files",
                     geo.name,
                     BBOX_COLUMN_NAMES.join(", "),
+                    geo.name,
                 ));
                 Source::None
             }
@@ -157,13 +164,26 @@ impl Table {
                 (Some(lo), Some(hi)) => Some((lo.as_slice(), hi.as_slice())),
                 _ => None,
             };
+            let count = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
             let bbox_columns = match &e.stats[1..] {
-                [a, b, c, d] => match (&a.lower, &b.lower, &c.upper, &d.upper) {
-                    (Some(a), Some(b), Some(c), Some(d)) => Some([&a[..], &b[..], &c[..], &d[..]]),
-                    _ => None,
-                },
+                [a, b, c, d]
+                    if covers_every_geometry(
+                        count(own.null_count),
+                        [a, b, c, d].map(|s| count(s.null_count)),
+                    ) =>
+                {
+                    match (&a.lower, &b.lower, &c.upper, &d.upper) {
+                        (Some(a), Some(b), Some(c), Some(d)) => {
+                            Some([a, b, c, d].map(|v| widen_float_bound(v)))
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
+            let bbox_columns = bbox_columns
+                .as_ref()
+                .map(|[a, b, c, d]| [&a[..], &b[..], &c[..], &d[..]]);
             let sources = match source {
                 Source::Column if declared => BoundSources {
                     geospatial: point,
@@ -187,19 +207,23 @@ impl Table {
                 (own.value_count, own.null_count),
                 (Some(v), Some(n)) if v == n
             );
+            let boundless = point.is_none() && bbox_columns.is_none() && !all_null;
             let file = FileBounds::new(e.path, e.record_count, e.file_size, best.bbox)
                 .with_all_null(all_null);
-            Some((file, problem))
+            Some((file, problem, boundless))
         })?;
         let mut undecodable = 0usize;
+        let mut boundless = 0usize;
         let mut first_problem = None;
+        let total = decoded.len();
         let files: Vec<FileBounds> = decoded
             .into_iter()
-            .map(|(file, problem)| {
+            .map(|(file, problem, no_bounds)| {
                 if let Some(p) = problem {
                     undecodable += 1;
                     first_problem.get_or_insert(p);
                 }
+                boundless += usize::from(no_bounds);
                 file
             })
             .collect();
@@ -209,6 +233,9 @@ impl Table {
                  they are pruned on a looser source if one decodes, else read",
                 geo.name
             ));
+        }
+        if source != Source::None && boundless > 0 {
+            reasons.push(no_bounds_reason(&geo.name, boundless, total, bbox.as_ref()));
         }
         // The format-version rule governs the column's own bounds; bbox-column bounds are
         // ordinary doubles, usable in every version.
@@ -223,14 +250,35 @@ impl Table {
             reasons,
         })
     }
+}
 
-    /// Field ids of the four bbox columns, when the table has them.
-    fn bbox_column_ids(&self) -> Option<[i32; 4]> {
-        let schema = self.metadata().current_schema();
-        let mut ids = [0; 4];
-        for (slot, name) in ids.iter_mut().zip(BBOX_COLUMN_NAMES) {
-            *slot = schema.field_by_name(name)?.id;
-        }
-        Some(ids)
+/// A bbox column's bound as 8 little-endian double bytes (a `float` column's 4 bytes widen
+/// exactly).
+fn widen_float_bound(bound: &[u8]) -> Vec<u8> {
+    match <[u8; 4]>::try_from(bound) {
+        Ok(f) => f64::from(f32::from_le_bytes(f)).to_le_bytes().to_vec(),
+        Err(_) => bound.to_vec(),
     }
+}
+
+/// Why `boundless` of `total` files are read whatever the window: no bounds for the column
+/// (what Iceberg Java writes for geometry) and no usable bbox columns.
+fn no_bounds_reason(
+    column: &str,
+    boundless: usize,
+    total: usize,
+    bbox: Option<&BBoxColumns>,
+) -> String {
+    let bbox_note = match bbox {
+        Some(b) => format!(
+            " and no bounds of the bbox columns {} that cover every row",
+            b.names.join(", ")
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{boundless} of {total} files carry no bounds for {column:?}{bbox_note} (Iceberg Java \
+         writes none for geometry columns): they are read whatever the window; CREATE SPATIAL \
+         INDEX (or any rewrite by geoberg) writes bounds for the files it rewrites"
+    )
 }

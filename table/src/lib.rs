@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 
 mod avro;
+mod bbox_columns;
 pub mod bridge;
 mod cache;
 mod catalog;
@@ -86,6 +87,7 @@ mod faults;
 mod file_filter;
 mod file_index;
 mod ident;
+pub mod import;
 mod lineage;
 mod manifest;
 mod metrics;
@@ -102,6 +104,9 @@ mod table;
 mod typestring;
 mod write;
 
+pub use bbox_columns::{
+    BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, parse_bbox_columns_property,
+};
 pub use bridge::GeoFields;
 pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog};
 pub use create::CreateTable;
@@ -113,11 +118,12 @@ pub mod testing {
     pub use crate::faults::{Fault, FaultyCatalog, FaultyStore};
 }
 pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, Extent, HilbertSpec};
-pub use geoberg_geostats::BBox;
+pub use geoberg_geostats::{BBox, BBoxColumnNames};
 pub use geoberg_pruning::{FileBounds, FileIndex, PruneError, PrunePlan, SpatialFilter};
 pub use geoberg_rewrite::{RewriteOptions, RewritePlan};
 pub use geoberg_sql::{Predicate, RewriteRequest};
 pub use ident::TableIdent;
+pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use ops::append::AppendReport;
 pub use ops::maintenance::ExpireReport;
@@ -127,8 +133,8 @@ pub use ops::rewrite::{
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, HILBERT_CELL_PROPERTY,
-    LEGACY_GEOMETRY_PROPERTY, ROW_GROUP_ROWS_PROPERTY, SPATIAL_INDEX_PROPERTY_PREFIX,
-    TARGET_FILE_SIZE_PROPERTY, TableProperties,
+    LEGACY_GEOMETRY_PROPERTY, ROW_GROUP_ROWS_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
+    SPATIAL_INDEX_PROPERTY_PREFIX, TARGET_FILE_SIZE_PROPERTY, TableProperties,
 };
 pub use row_filter::RowFilter;
 pub use scan::{FILE_COLUMN, POS_COLUMN, Scan, ScanExplain, ScanPlan};

@@ -54,8 +54,14 @@ impl<'a> DataFileWriter<'a> {
         })
     }
 
-    /// Writes aligned `batches` of one partition as one new data file under `<table>/data/`.
-    pub(crate) fn write(&self, partition: Struct, batches: &[RecordBatch]) -> Result<DataFile> {
+    /// Writes aligned `batches` of one partition as one new data file under `<table>/data/`;
+    /// with `row_group_per_batch`, each batch ends a row group.
+    pub(crate) fn write(
+        &self,
+        partition: Struct,
+        batches: &[RecordBatch],
+        row_group_per_batch: bool,
+    ) -> Result<DataFile> {
         let plan = &self.aligner.columns;
         let options = ArrowWriterOptions::new()
             .with_properties(self.properties.clone())
@@ -86,6 +92,9 @@ impl<'a> DataFileWriter<'a> {
                 }
             }
             writer.write(batch)?;
+            if row_group_per_batch {
+                writer.flush()?;
+            }
         }
         let footer = writer.close()?;
         let mut geo_boxes: HashMap<i32, Option<BBox>> = HashMap::new();
