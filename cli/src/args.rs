@@ -94,14 +94,16 @@ pub struct ImportArgs {
     /// Target table `namespace.table`; created from the file's schema when missing.
     #[arg(long)]
     pub table: String,
-    /// The WKB geometry column [default: GeoParquet's primary column, else `geometry` or
-    /// `geom`].
+    /// The WKB geometry column [default: GeoParquet's primary column, else the GEOMETRY or
+    /// GEOGRAPHY column, else `geometry`, `geom`, `wkb_geometry` or `geog`].
     #[arg(long, value_name = "COLUMN")]
     pub geometry_column: Option<String>,
-    /// SRID of the geometry values [default: the GeoParquet CRS, else 4326].
+    /// SRID of the geometry values [default: the file's CRS; OGC:CRS84 (4326) when it gives
+    /// none]. 0 imports a CRS no column can declare (UTM, EPSG:5070, a custom projection) into
+    /// geometry(0) and records it in the table property geoberg.source-crs.<column>.
     #[arg(long)]
     pub srid: Option<i32>,
-    /// Rows per data file (and per commit).
+    /// Rows per data file (the whole import is one commit).
     #[arg(long, default_value_t = 1_000_000)]
     pub rows_per_file: usize,
 }

@@ -287,7 +287,7 @@ mod tests {
         }
         let kept = decl(Some("srid:5070"), None, Some(0)).unwrap();
         assert_eq!(kept.srid, 0);
-        assert_eq!(kept.source_crs.as_deref(), Some("SRID:5070"));
+        assert_eq!(kept.source_crs.as_deref(), Some("srid:5070"));
         let e = decl(Some("EPSG:3857"), None, Some(4326))
             .unwrap_err()
             .to_string();

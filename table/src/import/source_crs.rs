@@ -186,6 +186,8 @@ impl SourceCrs {
                 .and_then(Value::as_str)
             {
                 Some(name) => format!("{authority}:{code} ({name})"),
+                // Parquet's out-of-context SRIDs, read as the EPSG codes they are in practice.
+                None if authority == "SRID" => format!("srid:{code} (EPSG:{code})"),
                 None => format!("{authority}:{code}"),
             },
             SourceCrs::Custom(json) => {
@@ -210,6 +212,9 @@ impl SourceCrs {
                 ..
             }
             | SourceCrs::Custom(json) => Some(json.to_string()),
+            SourceCrs::Code {
+                authority, code, ..
+            } if authority == "SRID" => Some(format!("srid:{code}")),
             SourceCrs::Code {
                 authority, code, ..
             } => Some(format!("{authority}:{code}")),
