@@ -37,7 +37,8 @@ pub fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<()> {
     let out = ctx.output;
     let start = Instant::now();
     let bar = out.bar(source.rows(), "importing", "rows");
-    let report = source.import_with_progress(ctx.dyn_catalog(), &ident, &|rows| bar.set_position(rows));
+    let report =
+        source.import_with_progress(ctx.dyn_catalog(), &ident, &|rows| bar.set_position(rows));
     bar.finish_and_clear();
     let report = report?;
     let mut text = format!(
@@ -46,7 +47,11 @@ pub fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<()> {
         args.file.display(),
         report.table.ident(),
         report.data_files,
-        if report.created { ", table created" } else { "" },
+        if report.created {
+            ", table created"
+        } else {
+            ""
+        },
         start.elapsed().as_secs_f64(),
         report.geometry_column,
         DataType::Geo(report.column_type.clone()).to_string(),

@@ -419,7 +419,15 @@ fn import_reads_files_other_tools_wrote() {
         &["EPSG:5070", "--srid 0", "geometry(0)", "format-version 2"],
     );
     let j = env
-        .run(&["--json", "import", srid, "--table", "db.albers", "--srid", "0"])
+        .run(&[
+            "--json",
+            "import",
+            srid,
+            "--table",
+            "db.albers",
+            "--srid",
+            "0",
+        ])
         .ok()
         .json();
     assert_eq!(j["column_type"], "GEOMETRY(0)");
@@ -436,7 +444,13 @@ fn import_reads_files_other_tools_wrote() {
     );
     let geography = realdata.join("parquet-testing/geography-points.parquet");
     let j = env
-        .run(&["--json", "import", geography.to_str().unwrap(), "--table", "db.g"])
+        .run(&[
+            "--json",
+            "import",
+            geography.to_str().unwrap(),
+            "--table",
+            "db.g",
+        ])
         .ok()
         .json();
     assert_eq!(j["column_type"], "GEOGRAPHY(4326)");

@@ -282,3 +282,164 @@ fn no_bounds_reason(
          INDEX (or any rewrite by geoberg) writes bounds for the files it rewrites"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    //! A v3 table whose geometry column has no bounds at all, as Iceberg Java writes it: made
+    //! with geoberg's writer, then committed with the geometry bounds stripped from the entries.
+
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use arrow_array::{BinaryArray, Int64Array, RecordBatch};
+    use arrow_schema::{DataType as ArrowType, Field, Schema};
+    use iceberg::spec::{DataFile, DataFileBuilder};
+
+    use crate::{BBox, Catalog, Column, CreateTable, DataType, SqliteCatalog, Table, TableIdent};
+
+    fn point(x: f64, y: f64) -> Vec<u8> {
+        [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
+    }
+
+    /// 4 bands of 10° longitude, 25 points each.
+    fn band(b: i64) -> (RecordBatch, Vec<(i64, f64, f64)>) {
+        let points: Vec<(i64, f64, f64)> = (0..25)
+            .map(|i| (b * 100 + i, (b * 10 + i % 5) as f64, (i / 5) as f64))
+            .collect();
+        let srid = HashMap::from([("srid".to_string(), "4326".to_string())]);
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", ArrowType::Int64, false),
+                Field::new("geom", ArrowType::Binary, true).with_metadata(srid),
+            ])),
+            vec![
+                Arc::new(Int64Array::from_iter_values(points.iter().map(|p| p.0))),
+                Arc::new(BinaryArray::from_iter_values(
+                    points.iter().map(|p| point(p.1, p.2)),
+                )),
+            ],
+        )
+        .unwrap();
+        (batch, points)
+    }
+
+    /// `f` without lower and upper bounds for field `id`.
+    fn without_bounds(f: &DataFile, id: i32) -> DataFile {
+        let strip = |m: &HashMap<i32, iceberg::spec::Datum>| {
+            m.iter()
+                .filter(|(k, _)| **k != id)
+                .map(|(k, v)| (*k, v.clone()))
+                .collect::<HashMap<_, _>>()
+        };
+        DataFileBuilder::default()
+            .content(f.content_type())
+            .file_path(f.file_path().to_string())
+            .file_format(f.file_format())
+            .partition(f.partition().clone())
+            .partition_spec_id(0)
+            .record_count(f.record_count())
+            .file_size_in_bytes(f.file_size_in_bytes())
+            .column_sizes(f.column_sizes().clone())
+            .value_counts(f.value_counts().clone())
+            .null_value_counts(f.null_value_counts().clone())
+            .nan_value_counts(f.nan_value_counts().clone())
+            .lower_bounds(strip(f.lower_bounds()))
+            .upper_bounds(strip(f.upper_bounds()))
+            .split_offsets(f.split_offsets().map(<[i64]>::to_vec))
+            .build()
+            .unwrap()
+    }
+
+    fn ids(table: &Table, window: BBox) -> (Vec<i64>, crate::ScanExplain) {
+        let (batches, explain) = table.scan().with_window("geom", window).execute().unwrap();
+        let mut ids: Vec<i64> = batches
+            .iter()
+            .flat_map(|b| {
+                b.column_by_name("id")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        ids.sort_unstable();
+        (ids, explain)
+    }
+
+    #[test]
+    fn files_without_geometry_bounds_are_read_explained_and_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog: Arc<dyn Catalog> = Arc::new(
+            SqliteCatalog::open(dir.path().join("c.db"), "geoberg", dir.path().join("wh")).unwrap(),
+        );
+        catalog.create_namespace("db").unwrap();
+        let mut table = CreateTable::new([
+            Column::new("id", DataType::Long).required(),
+            Column::new("geom", DataType::geometry(4326)),
+        ])
+        .create(catalog, &TableIdent::new("db", "java").unwrap())
+        .unwrap();
+        let geom = table.geo_column("geom").unwrap().field_id;
+        let mut all = Vec::new();
+        for b in 0..4 {
+            let (batch, points) = band(b);
+            all.extend(points);
+            let written = crate::write::write_data_files(&table, &[batch]).unwrap();
+            assert!(written.iter().all(|f| f.lower_bounds().contains_key(&geom)));
+            let stripped = written.iter().map(|f| without_bounds(f, geom)).collect();
+            table = table.append_data_files(stripped).unwrap();
+        }
+        assert!(
+            table
+                .data_files()
+                .unwrap()
+                .iter()
+                .all(|f| !f.lower_bounds().contains_key(&geom)
+                    && f.value_counts().contains_key(&geom))
+        );
+        let window = BBox::new(21.0, 1.0, 23.0, 3.0);
+        let want: Vec<i64> = all
+            .iter()
+            .filter(|p| (21.0..=23.0).contains(&p.1) && (1.0..=3.0).contains(&p.2))
+            .map(|p| p.0)
+            .collect();
+        let (got, explain) = ids(&table, window);
+        assert_eq!(got, want);
+        assert_eq!(
+            (explain.files_total, explain.files_read),
+            (4, 4),
+            "{explain}"
+        );
+        let reasons = explain.reasons.join("\n");
+        assert!(
+            reasons.contains("4 of 4 files carry no bounds for \"geom\"")
+                && reasons.contains("Iceberg Java")
+                && reasons.contains("CREATE SPATIAL INDEX"),
+            "{reasons}"
+        );
+
+        // CREATE SPATIAL INDEX writes bounds; then the window skips files.
+        let (table, _) = table
+            .rewrite()
+            .hilbert("geom", 10)
+            .option("target-file-count", "4")
+            .execute()
+            .unwrap();
+        assert!(
+            table
+                .data_files()
+                .unwrap()
+                .iter()
+                .all(|f| f.lower_bounds().contains_key(&geom))
+        );
+        let (got, explain) = ids(&table, window);
+        assert_eq!(got, want);
+        assert!(explain.files_skipped > 0, "{explain}");
+        assert!(
+            !explain.reasons.join("\n").contains("carry no bounds"),
+            "{explain}"
+        );
+    }
+}
