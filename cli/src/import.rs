@@ -54,7 +54,7 @@ pub fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<()> {
         },
         start.elapsed().as_secs_f64(),
         report.geometry_column,
-        DataType::Geo(report.column_type.clone()).to_string(),
+        DataType::Geo(report.column_type.clone()),
     );
     for note in &report.notes {
         text.push_str("\n- ");

@@ -223,7 +223,7 @@ pub enum Error {
         /// The CRS the file declares, described.
         file_crs: String,
         /// The declaration rule it breaks (`ST_INVALID_SRID_VALUE`).
-        source: geoberg_crs::CrsError,
+        source: Box<geoberg_crs::CrsError>,
     },
     /// A geometry column whose Parquet CRS and GeoParquet CRS disagree; nothing was written.
     #[error(

@@ -222,7 +222,7 @@ impl Declarations<'_> {
                 location: self.location.to_string(),
                 column: self.column.to_string(),
                 file_crs: crs.describe(),
-                source,
+                source: Box::new(source),
             },
             Ok(()) => Error::Import {
                 location: self.location.to_string(),

@@ -453,25 +453,23 @@ impl ImportSource {
         } else {
             " and the table it created was dropped"
         };
-        let files = match self.write_files(&table, progress) {
-            Ok(files) => files,
-            Err((e, written)) => {
-                for f in &written {
-                    let _ = table.storage().delete(f.file_path());
-                }
-                if !existing {
-                    drop_new_table(&table);
-                }
-                return Err(failed(
-                    e,
-                    format!(
-                        "Nothing was committed; the {} data files it wrote were removed{dropped}: \
-                         running the import again is safe",
-                        written.len()
-                    ),
-                ));
+        let mut files = Vec::new();
+        if let Err(e) = self.write_files(&table, progress, &mut files) {
+            for f in &files {
+                let _ = table.storage().delete(f.file_path());
             }
-        };
+            if !existing {
+                drop_new_table(&table);
+            }
+            return Err(failed(
+                e,
+                format!(
+                    "Nothing was committed; the {} data files it wrote were removed{dropped}: \
+                     running the import again is safe",
+                    files.len()
+                ),
+            ));
+        }
         let rows: u64 = files.iter().map(DataFile::record_count).sum();
         let bytes: u64 = files.iter().map(DataFile::file_size_in_bytes).sum();
         let data_files = files.len();
@@ -555,50 +553,40 @@ impl ImportSource {
         Ok(())
     }
 
-    /// Writes the data files: whole source row groups, `rows_per_file` rows per file (a row
-    /// group larger than that is split). On failure, the error and the files written so far.
+    /// Writes the data files into `written`: whole source row groups, `rows_per_file` rows
+    /// per file (a row group larger than that is split). On failure `written` holds the files
+    /// written so far.
     fn write_files(
         &self,
         table: &Table,
         progress: &dyn Fn(u64),
-    ) -> std::result::Result<Vec<DataFile>, (Error, Vec<DataFile>)> {
-        let mut written: Vec<DataFile> = Vec::new();
+        written: &mut Vec<DataFile>,
+    ) -> Result<()> {
         let mut pending: Vec<RecordBatch> = Vec::new();
         let mut pending_rows = 0usize;
         let mut done = 0u64;
         let groups = self.metadata.metadata().num_row_groups();
         for g in 0..groups {
-            let group = match self.read_row_group(g) {
-                Ok(b) => b,
-                Err(e) => return Err((e, written)),
-            };
-            let mut rest = group;
+            let mut rest = self.read_row_group(g)?;
             while rest.num_rows() > 0 {
                 let room = self.rows_per_file - pending_rows;
                 // Keep the group whole in the next file unless it alone exceeds a file.
                 if rest.num_rows() > room && pending_rows > 0 {
-                    if let Err(e) = flush(table, &mut pending, &mut pending_rows, &mut written) {
-                        return Err((e, written));
-                    }
+                    flush(table, &mut pending, &mut pending_rows, written)?;
                     continue;
                 }
                 let take = rest.num_rows().min(room);
                 pending.push(rest.slice(0, take));
                 pending_rows += take;
                 rest = rest.slice(take, rest.num_rows() - take);
-                if pending_rows == self.rows_per_file
-                    && let Err(e) = flush(table, &mut pending, &mut pending_rows, &mut written)
-                {
-                    return Err((e, written));
+                if pending_rows == self.rows_per_file {
+                    flush(table, &mut pending, &mut pending_rows, written)?;
                 }
             }
             done += self.metadata.metadata().row_group(g).num_rows().max(0) as u64;
             progress(done);
         }
-        if let Err(e) = flush(table, &mut pending, &mut pending_rows, &mut written) {
-            return Err((e, written));
-        }
-        Ok(written)
+        flush(table, &mut pending, &mut pending_rows, written)
     }
 
     /// Row group `g` as one batch, its geometry labelled with the column's SRID.
