@@ -151,7 +151,9 @@ fn catalog_of(t: &Table) -> Arc<dyn Catalog> {
 
 /// `geo.nested_v3`: every nested and newer primitive type beside a geometry, in 3 appends;
 /// returns the rows as JSON (decimals and uuids as strings).
-fn write_nested(catalog: Arc<dyn Catalog>) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+fn write_nested(
+    catalog: Arc<dyn Catalog>,
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new(
@@ -209,11 +211,13 @@ fn write_nested(catalog: Arc<dyn Catalog>) -> Result<Vec<serde_json::Value>, Box
         }
         let price = Decimal128Array::from_iter_values(ids.iter().map(|&i| i as i128 * 125 - 1000))
             .with_precision_and_scale(10, 2)?;
-        let uid = FixedSizeBinaryArray::try_from_iter(
-            ids.iter()
-                .map(|&i| uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0000_0000_0000_0000 + i as u128).into_bytes()),
+        let uid = FixedSizeBinaryArray::try_from_iter(ids.iter().map(|&i| {
+            uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0000_0000_0000_0000 + i as u128)
+                .into_bytes()
+        }))?;
+        let raw = FixedSizeBinaryArray::try_from_iter(
+            ids.iter().map(|&i| (i as u32 * 77).to_be_bytes()),
         )?;
-        let raw = FixedSizeBinaryArray::try_from_iter(ids.iter().map(|&i| (i as u32 * 77).to_be_bytes()))?;
         let t = Time64MicrosecondArray::from_iter_values(ids.iter().map(|&i| i * 1_000_003));
         let geom = BinaryArray::from_iter_values(ids.iter().map(|&i| point(i as f64, -(i as f64))));
         let label = HashMap::from([("srid".to_string(), "4326".to_string())]);
@@ -228,13 +232,19 @@ fn write_nested(catalog: Arc<dyn Catalog>) -> Result<Vec<serde_json::Value>, Box
             Arc::new(t),
             Arc::new(geom),
         ];
-        let names = ["id", "s", "tags", "attrs", "price", "uid", "raw", "t", "geom"];
+        let names = [
+            "id", "s", "tags", "attrs", "price", "uid", "raw", "t", "geom",
+        ];
         let fields: Vec<Field> = names
             .iter()
             .zip(&columns)
             .map(|(n, c)| {
                 let f = Field::new(*n, c.data_type().clone(), *n != "id");
-                if *n == "geom" { f.with_metadata(label.clone()) } else { f }
+                if *n == "geom" {
+                    f.with_metadata(label.clone())
+                } else {
+                    f
+                }
             })
             .collect();
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;

@@ -11,7 +11,7 @@
 //!
 //! | module | spec section / idea |
 //! |---|---|
-//! | [`bridge`], `typestring`, `schema` | geo types in schemas and manifests; column types |
+//! | [`bridge`], `typestring`, `schema` | geo types in schemas and manifests; column types (every Iceberg type, nested ones with their own field ids) |
 //! | `manifest`, `avro` | manifests and manifest lists: the one reader |
 //! | `data_file` | a Parquet footer → a `data_file` entry, under the metrics modes (`metrics`) |
 //! | `snapshot` | the snapshot producer every operation commits through: manifests, summary, row lineage, metadata, validation, catalog swap and retry |
@@ -21,7 +21,8 @@
 //! | `create`, `ddl` | creating a table; `SHOW CREATE TABLE` |
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), maintenance |
-//! | `scan`, `file_index`, `file_filter` | scans, spatial file pruning, file selection by predicate |
+//! | `scan`, `file_index`, `file_filter`, `bbox_columns` | scans, spatial file pruning (on the column's bounds, or on bbox columns under any writer's names), file selection by predicate |
+//! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
 //!
 //! **Where a new operation goes:** one file in `ops/` that implements the crate's
