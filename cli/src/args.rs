@@ -43,7 +43,8 @@ pub enum Command {
     /// Run a table statement: CREATE TABLE, CREATE SPATIAL INDEX, CALL rewrite_data_files,
     /// SHOW CREATE TABLE, SHOW TBLPROPERTIES, DESCRIBE, EXPLAIN SELECT, SELECT.
     Sql(SqlArgs),
-    /// Load a Parquet / GeoParquet file with WKB geometry into a table (created if missing).
+    /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
+    /// WKB) into a table, created from the file's schema if missing; one commit.
     Import(ImportArgs),
     /// Snapshots, data files, bounds and how much the files overlap.
     Inspect(InspectArgs),

@@ -96,6 +96,14 @@ impl Declarations<'_> {
                 self.srid.unwrap_or_default()
             ));
         }
+        if let (Some(p), Some(SourceCrs::Unknown)) = (&parquet, &self.geoparquet) {
+            notes.push(format!(
+                "column {:?}: the GeoParquet metadata calls its CRS unknown; the Parquet logical \
+                 type's {} is used",
+                self.column,
+                p.describe()
+            ));
+        }
         let unknown = self.parquet.is_none() && matches!(self.geoparquet, Some(SourceCrs::Unknown));
         let declared = parquet.clone().or(geoparquet.clone());
         let effective = match (&declared, unknown) {
