@@ -70,7 +70,8 @@ impl MetricsConfig {
     /// Resolves modes as Java does: an explicit default applies to all columns and lifts the
     /// column cap; otherwise the first `max-inferred-column-defaults` (100) columns get
     /// `truncate(16)` and the rest `none`; sort columns are raised to `truncate(16)`; per-column
-    /// properties win. `columns` are `(field id, name)` in schema order.
+    /// properties win. `columns` are the primitive fields as `(field id, name)`, nested ones
+    /// by dotted name (`s.a`, `tags.element`, `m.key`), in field-id order (as Java limits them).
     pub fn new(
         properties: &HashMap<String, String>,
         columns: &[(i32, String)],

@@ -558,3 +558,64 @@ mod sql_round_trip {
         }
     }
 }
+
+/// `write.metadata.metrics.column.<name>` applies to nested fields by their dotted names.
+#[test]
+fn metrics_modes_apply_to_nested_fields_by_dotted_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = CreateTable::new(columns())
+        .property("write.metadata.metrics.column.s.b", "counts")
+        .property("write.metadata.metrics.column.attrs.value", "none")
+        .create(
+            sqlite_catalog(dir.path()),
+            &TableIdent::new("test_db", "modes").unwrap(),
+        )
+        .unwrap();
+    let (table, _) = table.append(&[batch(0..20)]).unwrap();
+    let f = &table.data_files().unwrap()[0];
+    let (b, a, v) = (
+        field_id(&table, "s.b"),
+        field_id(&table, "s.a"),
+        field_id(&table, "attrs.value"),
+    );
+    assert!(f.value_counts().contains_key(&b) && !f.lower_bounds().contains_key(&b));
+    assert!(
+        f.lower_bounds().contains_key(&a),
+        "the default truncate(16) keeps bounds"
+    );
+    assert!(!f.value_counts().contains_key(&v) && !f.null_value_counts().contains_key(&v));
+}
+
+/// NaN counts of float fields inside structs count the values under non-null structs only.
+#[test]
+fn nan_counts_reach_into_structs() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new(
+            "s",
+            DataType::struct_of([Column::new("v", DataType::Double)]),
+        ),
+    ])
+    .create(
+        sqlite_catalog(dir.path()),
+        &TableIdent::new("test_db", "nans").unwrap(),
+    )
+    .unwrap();
+    let v = arrow_array::Float64Array::from(vec![Some(1.0), Some(f64::NAN), None, Some(f64::NAN)]);
+    // Row 3's struct is null: its NaN is no value.
+    let nulls = arrow_buffer::NullBuffer::from(vec![true, true, true, false]);
+    let fields = arrow_schema::Fields::from(vec![Field::new("v", ArrowType::Float64, true)]);
+    let s = StructArray::new(fields, vec![Arc::new(v) as ArrayRef], Some(nulls));
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("s", s.data_type().clone(), true),
+        ])),
+        vec![Arc::new(Int64Array::from(vec![1, 2, 3, 4])), Arc::new(s)],
+    )
+    .unwrap();
+    let (table, _) = table.append(&[batch]).unwrap();
+    let f = &table.data_files().unwrap()[0];
+    assert_eq!(f.nan_value_counts()[&field_id(&table, "s.v")], 1);
+}
