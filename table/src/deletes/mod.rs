@@ -237,10 +237,7 @@ pub(crate) fn read_vector(
 }
 
 /// A v2 position delete file: its `(file_path, pos)` rows, grouped by data file.
-fn read_position_file(
-    storage: &Storage,
-    location: &str,
-) -> Result<HashMap<String, DeletionVector>> {
+fn read_position_file(storage: &Storage, location: &str) -> Result<HashMap<String, DeletionVector>> {
     let (store, path) = storage.object_store(location)?;
     let batches: Vec<arrow_array::RecordBatch> = block_on(async move {
         ParquetRecordBatchStreamBuilder::new(ParquetObjectReader::new(store, path))
@@ -253,10 +250,7 @@ fn read_position_file(
     for b in &batches {
         let column = |name: &str| {
             b.column_by_name(name).ok_or_else(|| {
-                Error::corrupt(
-                    location,
-                    format!("position delete file has no {name} column"),
-                )
+                Error::corrupt(location, format!("position delete file has no {name} column"))
             })
         };
         let (files, positions) = (column("file_path")?, column("pos")?);
