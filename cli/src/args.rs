@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Iceberg tables with geometry columns, on a local warehouse folder and an embedded SQLite
-/// catalog.
+/// Iceberg tables with geometry columns: a local warehouse folder and an embedded SQLite catalog
+/// by default; object storage (S3, GCS, Azure) and a shared PostgreSQL catalog on request.
 #[derive(Debug, Parser)]
 #[command(name = "geoberg", version, about, propagate_version = true)]
 pub struct Cli {
@@ -20,11 +20,27 @@ pub struct Cli {
 /// Options every subcommand takes, before or after its name.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Warehouse folder: tables are created under it.
-    #[arg(long, global = true, default_value = "./warehouse", value_name = "DIR")]
-    pub warehouse: PathBuf,
-    /// SQLite catalog database [default: <warehouse>/catalog.db].
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Where tables are created: a folder, or an object-store URI such as s3://bucket/prefix
+    /// (credentials and endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+    /// AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, or the GOOGLE_* / AZURE_* variables).
+    #[arg(
+        long,
+        global = true,
+        default_value = "./warehouse",
+        value_name = "DIR|URI"
+    )]
+    pub warehouse: String,
+    /// The catalog: sqlite:///path/catalog.db or postgresql://user@host:port/db
+    /// [default: sqlite:///<warehouse>/catalog.db for a local warehouse].
+    #[arg(long, global = true, value_name = "URI", env = "GEOBERG_CATALOG_URI")]
+    pub catalog_uri: Option<String>,
+    /// SQLite catalog database (the same as --catalog-uri sqlite:///PATH).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        conflicts_with = "catalog_uri"
+    )]
     pub catalog_db: Option<PathBuf>,
     /// Catalog name (the `catalog_name` column of the catalog database).
     #[arg(long, global = true, default_value = "geoberg", value_name = "NAME")]

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use geoberg_sql::TableName;
-use geoberg_table::{Catalog, GeoColumn, SqliteCatalog, Table, TableIdent};
+use geoberg_table::{Catalog, GeoColumn, Storage, Table, TableIdent, connect_catalog};
 
 use crate::args::GlobalArgs;
 use crate::error::{CliError, Result};
@@ -24,11 +24,13 @@ pub enum Access {
 #[derive(Debug)]
 pub struct Context {
     /// The catalog.
-    pub catalog: Arc<SqliteCatalog>,
+    pub catalog: Arc<dyn Catalog>,
     /// The catalog name, as `SHOW CREATE TABLE` prints it.
     pub catalog_name: String,
-    /// Absolute warehouse folder.
-    pub warehouse: PathBuf,
+    /// The warehouse location (a `file://` or object-store URI).
+    pub warehouse: String,
+    /// The warehouse folder, when it is on local disk.
+    pub local_warehouse: Option<PathBuf>,
     /// Human or JSON output.
     pub output: Output,
 }
@@ -36,19 +38,45 @@ pub struct Context {
 impl Context {
     /// Opens the catalog named by the global options.
     pub fn open(args: &GlobalArgs, access: Access) -> Result<Context> {
-        let warehouse = absolute(&args.warehouse)?;
-        let db = match &args.catalog_db {
-            Some(p) => absolute(p)?,
-            None => warehouse.join("catalog.db"),
+        let local_warehouse = if args.warehouse.contains("://") {
+            args.warehouse
+                .strip_prefix("file://")
+                .map(|p| absolute(Path::new(p)))
+                .transpose()?
+        } else {
+            Some(absolute(Path::new(&args.warehouse))?)
         };
-        if access == Access::Existing && !db.is_file() {
-            return Err(CliError::NoCatalog { path: db });
+        let warehouse = match &local_warehouse {
+            Some(dir) => format!("file://{}", dir.display()),
+            None => args.warehouse.clone(),
+        };
+        let uri = match (&args.catalog_uri, &args.catalog_db, &local_warehouse) {
+            (Some(uri), _, _) => uri.clone(),
+            (None, Some(db), _) => format!("sqlite://{}", absolute(db)?.display()),
+            (None, None, Some(dir)) => format!("sqlite://{}", dir.join("catalog.db").display()),
+            (None, None, None) => {
+                return Err(CliError::invalid(
+                    "--warehouse",
+                    &args.warehouse,
+                    "a warehouse in object storage needs a shared catalog: pass --catalog-uri \
+                     postgresql://user@host:port/db (or sqlite:///path/catalog.db)",
+                ));
+            }
+        };
+        if let Some(path) = uri.strip_prefix("sqlite://")
+            && access == Access::Existing
+            && !Path::new(path).is_file()
+        {
+            return Err(CliError::NoCatalog {
+                path: PathBuf::from(path),
+            });
         }
-        let catalog = SqliteCatalog::open(&db, &args.catalog_name, &warehouse)?;
+        let catalog = connect_catalog(&uri, &args.catalog_name, &warehouse, Storage::new())?;
         Ok(Context {
-            catalog: Arc::new(catalog),
+            catalog,
             catalog_name: args.catalog_name.clone(),
             warehouse,
+            local_warehouse,
             output: Output::new(args.json),
         })
     }

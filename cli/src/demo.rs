@@ -17,7 +17,7 @@ use geoberg_bench_data::{
 use geoberg_geostats::{BBox, bbox_of_wkb};
 use geoberg_pruning::FileBounds;
 use geoberg_sql::{SelectRequest, Statement};
-use geoberg_table::{Catalog, SRID_FIELD_METADATA, Table, TableIdent};
+use geoberg_table::{SRID_FIELD_METADATA, Table, TableIdent};
 use serde_json::{Value, json};
 
 use crate::args::{DemoArgs, GlobalArgs};
@@ -61,12 +61,15 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
     let out = ctx.output;
     let svg_dir = match &args.svg_dir {
         Some(d) => crate::context::absolute(d)?,
-        None => ctx.warehouse.clone(),
+        None => match &ctx.local_warehouse {
+            Some(dir) => dir.clone(),
+            None => crate::context::absolute(std::path::Path::new("."))?,
+        },
     };
     let ident = TableIdent::new(NAMESPACE, TABLE)?;
     replace_previous_demo(&ctx, &ident)?;
 
-    out.note(format!("warehouse {}", ctx.warehouse.display()));
+    out.note(format!("warehouse {}", ctx.warehouse));
     out.note(format!("1. {CREATE}"));
     let Statement::CreateTable(create) = geoberg_sql::parse(CREATE)? else {
         unreachable!("CREATE is a CREATE TABLE statement")
@@ -189,13 +192,15 @@ pub fn run(global: &GlobalArgs, args: &DemoArgs) -> Result<()> {
 /// Drops the demo table of an earlier run and deletes its folder, so that reruns start clean.
 fn replace_previous_demo(ctx: &Context, ident: &TableIdent) -> Result<()> {
     if ctx.catalog.metadata_location(ident)?.is_some() {
-        ctx.catalog.drop_table(ident)?;
+        Table::load(ctx.dyn_catalog(), ident)?.drop_table(true)?;
         ctx.output
             .note(format!("replacing {ident} from an earlier demo run"));
     }
-    let dir = ctx.warehouse.join(NAMESPACE).join(TABLE);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| CliError::io(&dir, e))?;
+    // Files of an earlier run whose catalog entry is gone.
+    let location = format!("{}/{NAMESPACE}/{TABLE}", ctx.warehouse);
+    let storage = ctx.catalog.storage();
+    for f in storage.list(&location)? {
+        storage.delete(&f.location)?;
     }
     Ok(())
 }

@@ -35,6 +35,26 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
         })
         .collect();
 
+    // Delete files by the data file they delete from (deletion vectors name one; a v2 position
+    // delete file may name none and apply to any file of its partition).
+    let deletes = table.delete_files()?;
+    let mut deleted_by_file: std::collections::HashMap<String, (usize, u64)> = Default::default();
+    let mut unreferenced_deletes = 0usize;
+    for d in &deletes {
+        match d.referenced_data_file() {
+            Some(target) => {
+                let e = deleted_by_file.entry(target).or_default();
+                e.0 += 1;
+                e.1 += d.record_count();
+            }
+            None => unreferenced_deletes += 1,
+        }
+    }
+    let deleted_rows: u64 = deletes.iter().map(|d| d.record_count()).sum();
+    let vectors = deletes
+        .iter()
+        .filter(|d| d.file_format() == iceberg::spec::DataFileFormat::Puffin)
+        .count();
     let records: u64 = files.iter().map(|f| f.record_count).sum();
     let bytes: u64 = files.iter().map(|f| f.size_in_bytes).sum();
     let unbounded = files.iter().filter(|f| f.bbox.is_none()).count();
@@ -76,6 +96,18 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
         "data files: {} ({records} records, {bytes} bytes), {unbounded} without bounds",
         files.len()
     );
+    let _ = writeln!(
+        s,
+        "delete files: {} ({vectors} deletion vectors, {} position delete files{}), {deleted_rows} \
+         rows deleted",
+        deletes.len(),
+        deletes.len() - vectors,
+        if unreferenced_deletes > 0 {
+            format!(", {unreferenced_deletes} naming no data file")
+        } else {
+            String::new()
+        }
+    );
     match bounds {
         Some(b) => {
             let _ = writeln!(
@@ -97,9 +129,13 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
             let b = f.bbox.map_or("no bounds".to_string(), |b| {
                 format!("[{}, {}, {}, {}]", b.min_x, b.min_y, b.max_x, b.max_y)
             });
+            let deleted = match deleted_by_file.get(&f.path) {
+                Some((n, rows)) => format!(" ({n} delete files, {rows} rows deleted)"),
+                None => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "  {} {} rows {} bytes {b}",
+                "  {} {} rows {} bytes {b}{deleted}",
                 f.path, f.record_count, f.size_in_bytes
             );
         }
@@ -113,6 +149,8 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
                     "records": f.record_count,
                     "bytes": f.size_in_bytes,
                     "bbox": f.bbox.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
+                    "delete_files": deleted_by_file.get(&f.path).map_or(0, |d| d.0),
+                    "deleted_rows": deleted_by_file.get(&f.path).map_or(0, |d| d.1),
                 })
             })
             .collect()
@@ -133,6 +171,22 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
             "records": records,
             "bytes": bytes,
             "files_without_bounds": unbounded,
+            "delete_files": deletes.iter().map(|d| json!({
+                "path": d.file_path(),
+                "format": d.file_format().to_string(),
+                "referenced_data_file": d.referenced_data_file(),
+                "content_offset": d.content_offset(),
+                "content_size_in_bytes": d.content_size_in_bytes(),
+                "deleted_rows": d.record_count(),
+            })).collect::<Vec<_>>(),
+            "deleted_rows": deleted_rows,
+            // Exact for deletion vectors and for position deletes that name their data file.
+            "live_records": files
+                .iter()
+                .map(|f| f.record_count.saturating_sub(
+                    deleted_by_file.get(&f.path).map_or(0, |d| d.1)
+                ))
+                .sum::<u64>(),
             "bounds": bounds.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
             "overlap_depth": depth,
             "files": files_json,

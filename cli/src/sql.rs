@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use geoberg_crs::ColumnType;
 use geoberg_sql::{CreateTableRequest, Projection, SelectRequest, Statement, TableName};
-use geoberg_table::{Catalog, Table};
+use geoberg_table::Table;
 use serde_json::{Value, json};
 use wkt::ToWkt;
 

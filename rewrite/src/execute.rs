@@ -5,8 +5,9 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
+use arrow_array::{BooleanArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
 use parquet::schema::types::ColumnPath;
@@ -352,6 +353,15 @@ fn run_partition(
                 (batch, config.geometry_index)
             } else {
                 (batch, source.geometry_index)
+            };
+            // Deleted rows go now, after lineage was derived from their file positions.
+            let deleted = &plan.inputs[*input].deleted;
+            let batch = if deleted.is_empty() {
+                batch
+            } else {
+                let keep: BooleanArray = (0..n).map(|i| Some(!deleted.contains(row + i))).collect();
+                filter_record_batch(&batch, &keep)
+                    .map_err(|e| RewriteError::arrow("dropping deleted rows", e))?
             };
             route_batch(
                 &batch,

@@ -28,6 +28,46 @@ pub struct InputFile {
     /// [`RowLineage`]); `None` everywhere (v1/v2 tables) writes the input columns unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage: Option<RowLineage>,
+    /// Rows of the file that deletes removed (the table's deletion vectors and position
+    /// deletes): the rewrite drops them, so they do not come back.
+    #[serde(default, skip_serializing_if = "DeletedRows::is_empty")]
+    pub deleted: DeletedRows,
+}
+
+/// Deleted row positions of one input file, as sorted, disjoint `(start, length)` runs: small
+/// for the runs that deletes usually remove, and serializable with the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DeletedRows(Vec<(u64, u64)>);
+
+impl DeletedRows {
+    /// The runs of ascending `positions` (duplicates allowed).
+    pub fn from_sorted(positions: impl IntoIterator<Item = u64>) -> Self {
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for p in positions {
+            match runs.last_mut() {
+                Some((start, len)) if p < *start + *len => {}
+                Some((start, len)) if p == *start + *len => *len += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        DeletedRows(runs)
+    }
+
+    /// True when no row is deleted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Deleted rows.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Whether the row at `position` is deleted.
+    pub fn contains(&self, position: u64) -> bool {
+        let i = self.0.partition_point(|(start, _)| *start <= position);
+        i > 0 && position < self.0[i - 1].0 + self.0[i - 1].1
+    }
 }
 
 /// What a reader needs to derive the lineage of a file's rows when its `_row_id` or
@@ -54,6 +94,7 @@ impl InputFile {
             partition: PartitionKey::default(),
             bbox: None,
             lineage: None,
+            deleted: DeletedRows::default(),
         }
     }
 
@@ -66,6 +107,12 @@ impl InputFile {
     /// The same file with geometry bounds.
     pub fn with_bbox(mut self, bbox: Extent) -> Self {
         self.bbox = Some(bbox);
+        self
+    }
+
+    /// The same file with rows that deletes removed: the rewrite drops them.
+    pub fn with_deleted(mut self, deleted: DeletedRows) -> Self {
+        self.deleted = deleted;
         self
     }
 

@@ -87,7 +87,7 @@ pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
 /// File, partition and curve bounds, and the curve: the CRS crate's types, re-exported so that
 /// plans need no second import.
 pub use geoberg_crs::{Extent, HilbertSpec};
-pub use input::{InputFile, PartitionKey, RowLineage};
+pub use input::{DeletedRows, InputFile, PartitionKey, RowLineage};
 pub use keys::RowClass;
 pub use lineage::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,

@@ -109,7 +109,7 @@ pub use bbox_columns::{
     BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, parse_bbox_columns_property,
 };
 pub use bridge::GeoFields;
-pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog};
+pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog, connect_catalog};
 pub use create::CreateTable;
 pub use error::{Error, Result};
 pub use file_index::TableFileIndex;
@@ -127,15 +127,18 @@ pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use ops::append::AppendReport;
+pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
 pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
 };
+pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
-    COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, HILBERT_CELL_PROPERTY,
-    LEGACY_GEOMETRY_PROPERTY, ROW_GROUP_ROWS_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
-    SPATIAL_INDEX_PROPERTY_PREFIX, TARGET_FILE_SIZE_PROPERTY, TableProperties,
+    COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,
+    HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, MERGE_MODE_PROPERTY, ROW_GROUP_ROWS_PROPERTY,
+    RowChangeMode, SOURCE_CRS_PROPERTY_PREFIX, SPATIAL_INDEX_PROPERTY_PREFIX,
+    TARGET_FILE_SIZE_PROPERTY, TableProperties, UPDATE_MODE_PROPERTY,
 };
 pub use row_filter::RowFilter;
 pub use scan::{FILE_COLUMN, POS_COLUMN, Scan, ScanExplain, ScanPlan};

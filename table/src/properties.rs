@@ -212,7 +212,9 @@ impl TableProperties {
             .collect::<Result<_>>()?;
         spatial_indexes.sort_by(|a, b| a.column.cmp(&b.column));
         let mode = |key: &'static str| {
-            get(key).map_or(Ok(RowChangeMode::default()), |(k, v)| RowChangeMode::parse(k, v))
+            get(key).map_or(Ok(RowChangeMode::default()), |(k, v)| {
+                RowChangeMode::parse(k, v)
+            })
         };
         Ok(TableProperties {
             delete_mode: mode(DELETE_MODE_PROPERTY)?,

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int32Array,
-    Int64Array, RecordBatch, Scalar, StringArray, TimestampMicrosecondArray,
+    Array, ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, Scalar, StringArray, TimestampMicrosecondArray,
 };
 use arrow_schema::DataType as ArrowType;
 use geo::{Contains, Distance, Euclidean, Intersects};
@@ -148,7 +148,10 @@ fn evaluate(p: &Predicate, batch: &RecordBatch) -> Result<BooleanArray> {
 fn fold(
     ps: &[Predicate],
     batch: &RecordBatch,
-    op: fn(&BooleanArray, &BooleanArray) -> std::result::Result<BooleanArray, arrow_schema::ArrowError>,
+    op: fn(
+        &BooleanArray,
+        &BooleanArray,
+    ) -> std::result::Result<BooleanArray, arrow_schema::ArrowError>,
 ) -> Result<BooleanArray> {
     let mut acc: Option<BooleanArray> = None;
     for p in ps {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::Schema;
 use futures::TryStreamExt;
-use geoberg_puffin::DeletionVector;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, bbox_columns};
 use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_puffin::DeletionVector;
 use geoberg_rewrite::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
     ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
@@ -217,7 +217,8 @@ impl<'a> Scan<'a> {
             e.files_skipped = e.files_total - e.files_read;
             e.bytes_read = plan.files.iter().map(|f| f.size_in_bytes).sum();
             e.records_read = plan.files.iter().map(|f| f.record_count).sum();
-            e.reasons.push(format!("restricted to {} named files", only.len()));
+            e.reasons
+                .push(format!("restricted to {} named files", only.len()));
         }
         Ok(plan)
     }
@@ -566,7 +567,8 @@ fn with_file_position(batch: &RecordBatch, path: &str, positions: &[u64]) -> Res
     let mut columns = batch.columns().to_vec();
     columns.push(Arc::new(arrow_array::StringArray::from(vec![
         path;
-        positions.len()
+        positions
+            .len()
     ])));
     columns.push(Arc::new(Int64Array::from_iter_values(
         positions.iter().map(|&p| p as i64),

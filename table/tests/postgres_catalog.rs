@@ -256,7 +256,9 @@ fn a_stale_writer_conflicts_once_and_its_append_is_reapplied() {
     let stale = Table::load(catalog.clone(), table.ident()).unwrap();
     table.append(&[points_batch(0..5, uniform(3))]).unwrap();
     // One attempt on the stale version: the swap is a retryable conflict.
-    let (pending, _) = stale.stage_append(&[points_batch(5..10, uniform(3))]).unwrap();
+    let (pending, _) = stale
+        .stage_append(&[points_batch(5..10, uniform(3))])
+        .unwrap();
     let err = pending.commit().unwrap_err();
     assert!(
         err.is_retryable() && matches!(err, Error::CommitConflict { .. }),

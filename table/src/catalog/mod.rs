@@ -45,6 +45,53 @@ pub trait Catalog: Send + Sync + std::fmt::Debug {
     fn storage(&self) -> &Storage;
 }
 
+/// Opens the catalog a URI names, placing new tables under `warehouse` (a path or an
+/// object-store URI) and reading and writing table files through `storage`:
+///
+/// | URI | catalog |
+/// |---|---|
+/// | `sqlite:///abs/path/catalog.db`, or a plain path | [`SqliteCatalog`] (created if missing) |
+/// | `postgresql://user[:password]@host:port/db` (`postgres://`) | [`PostgresCatalog`] |
+/// | `memory:` | [`MemoryCatalog`] (this process only) |
+///
+/// Both SQL catalogs use the JDBC / pyiceberg `SqlCatalog` layout, so Java, pyiceberg and DuckDB
+/// open the same catalog.
+pub fn connect_catalog(
+    uri: &str,
+    name: &str,
+    warehouse: &str,
+    storage: Storage,
+) -> Result<std::sync::Arc<dyn Catalog>> {
+    let uri = uri.trim();
+    let warehouse = Path::new(warehouse);
+    if uri.starts_with("postgresql://") || uri.starts_with("postgres://") {
+        return Ok(std::sync::Arc::new(
+            PostgresCatalog::connect(uri, name, warehouse)?.with_storage(storage),
+        ));
+    }
+    if uri == "memory:" || uri == "memory://" {
+        return Ok(std::sync::Arc::new(
+            MemoryCatalog::new(name, warehouse)?.with_storage(storage),
+        ));
+    }
+    let path = match uri.strip_prefix("sqlite://") {
+        // sqlite:///abs/path (three slashes: an absolute path), sqlite://relative/path.
+        Some(rest) => rest,
+        None if uri.contains("://") => {
+            return Err(Error::InvalidLocation {
+                location: uri.to_string(),
+                reason: "unknown catalog URI; use sqlite:///path/catalog.db or \
+                         postgresql://user@host:port/database"
+                    .into(),
+            });
+        }
+        None => uri.strip_prefix("sqlite:").unwrap_or(uri),
+    };
+    Ok(std::sync::Arc::new(
+        SqliteCatalog::open(path, name, warehouse)?.with_storage(storage),
+    ))
+}
+
 /// Default location of a new table: `<warehouse>/<ns levels>/<table>`.
 pub(crate) fn default_table_location(warehouse: &str, table: &TableIdent) -> String {
     let mut location = warehouse.trim_end_matches('/').to_string();

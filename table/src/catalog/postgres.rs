@@ -29,8 +29,8 @@ use postgres::{Client, NoTls};
 
 use super::{Catalog, conflict, validate_warehouse};
 use crate::error::{Error, Result};
-use crate::storage::Storage;
 use crate::ident::{TableIdent, parse_namespace};
+use crate::storage::Storage;
 
 const DDL: &str = "
 CREATE TABLE IF NOT EXISTS iceberg_tables (

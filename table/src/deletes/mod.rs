@@ -17,7 +17,7 @@ use iceberg::spec::{DataContentType, DataFileFormat, ManifestContentType};
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::async_reader::ParquetObjectReader;
 
-pub(crate) use write::{DeleteFileWriter, position_delete_schema};
+pub(crate) use write::{DeleteFileWriter, FileDeletes};
 
 use crate::error::{Error, Result};
 use crate::manifest::{read_entries, read_manifest};
@@ -141,11 +141,6 @@ impl DeleteIndex {
         Ok(index)
     }
 
-    /// Whether the snapshot has any delete file.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_file.is_empty() && self.global.is_empty()
-    }
-
     /// The delete files that apply to the data file `path` (sequence numbers checked).
     pub(crate) fn for_file(&self, path: &str) -> Vec<&DeleteFile> {
         let seq = self.data_sequence.get(path).copied().unwrap_or(i64::MIN);
@@ -166,11 +161,6 @@ impl DeleteIndex {
             .flatten()
             .filter(|d| d.blob.is_some())
             .collect()
-    }
-
-    /// Every delete file of the snapshot.
-    pub(crate) fn all(&self) -> impl Iterator<Item = &DeleteFile> {
-        self.by_file.values().flatten().chain(&self.global)
     }
 
     /// The deleted row positions of the data file `path`; `None` when nothing is deleted.
@@ -219,6 +209,26 @@ impl DeleteIndex {
     }
 }
 
+impl Table {
+    /// Live delete files of the current snapshot (deletion vectors and position delete files),
+    /// as their manifest entries; a deletion vector's `referenced_data_file` names its data file.
+    pub fn delete_files(&self) -> Result<Vec<iceberg::spec::DataFile>> {
+        let mut out = Vec::new();
+        for m in self.manifests()? {
+            if m.content != ManifestContentType::Deletes {
+                continue;
+            }
+            out.extend(
+                read_manifest(self.storage(), &m)?
+                    .iter()
+                    .filter(|e| e.is_alive())
+                    .map(|e| e.data_file().clone()),
+            );
+        }
+        Ok(out)
+    }
+}
+
 /// One deletion vector, by a ranged read of its blob.
 pub(crate) fn read_vector(
     storage: &Storage,
@@ -237,7 +247,10 @@ pub(crate) fn read_vector(
 }
 
 /// A v2 position delete file: its `(file_path, pos)` rows, grouped by data file.
-fn read_position_file(storage: &Storage, location: &str) -> Result<HashMap<String, DeletionVector>> {
+fn read_position_file(
+    storage: &Storage,
+    location: &str,
+) -> Result<HashMap<String, DeletionVector>> {
     let (store, path) = storage.object_store(location)?;
     let batches: Vec<arrow_array::RecordBatch> = block_on(async move {
         ParquetRecordBatchStreamBuilder::new(ParquetObjectReader::new(store, path))
@@ -250,7 +263,10 @@ fn read_position_file(storage: &Storage, location: &str) -> Result<HashMap<Strin
     for b in &batches {
         let column = |name: &str| {
             b.column_by_name(name).ok_or_else(|| {
-                Error::corrupt(location, format!("position delete file has no {name} column"))
+                Error::corrupt(
+                    location,
+                    format!("position delete file has no {name} column"),
+                )
             })
         };
         let (files, positions) = (column("file_path")?, column("pos")?);

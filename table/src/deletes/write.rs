@@ -160,11 +160,17 @@ impl<'a> DeleteFileWriter<'a> {
                 .file_size_in_bytes(size)
                 .lower_bounds(HashMap::from([
                     (DELETE_FILE_PATH_FIELD_ID, Datum::string(first)),
-                    (DELETE_POS_FIELD_ID, Datum::long(*positions.iter().min().unwrap_or(&0))),
+                    (
+                        DELETE_POS_FIELD_ID,
+                        Datum::long(*positions.iter().min().unwrap_or(&0)),
+                    ),
                 ]))
                 .upper_bounds(HashMap::from([
                     (DELETE_FILE_PATH_FIELD_ID, Datum::string(last)),
-                    (DELETE_POS_FIELD_ID, Datum::long(*positions.iter().max().unwrap_or(&0))),
+                    (
+                        DELETE_POS_FIELD_ID,
+                        Datum::long(*positions.iter().max().unwrap_or(&0)),
+                    ),
                 ]))
                 .referenced_data_file(referenced)
                 .build()

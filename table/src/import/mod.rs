@@ -688,12 +688,8 @@ fn arrow_path_exists(schema: &Schema, path: &str) -> bool {
     true
 }
 
-/// Removes a table the failed import created: its catalog entry and its files.
+/// Removes a table the failed import created: its catalog entry and its files
+/// (`DROP TABLE ... PURGE`).
 fn drop_new_table(table: &Table) {
-    let _ = table.catalog().drop_table(table.ident());
-    if let Ok(files) = table.storage().list(table.metadata().location()) {
-        for f in files {
-            let _ = table.storage().delete(&f.location);
-        }
-    }
+    let _ = table.clone().drop_table(true);
 }

@@ -253,3 +253,25 @@ fn millis(t: SystemTime) -> i64 {
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
     }
 }
+
+impl Table {
+    /// `DROP TABLE` (`purge` = false: the files stay, as Iceberg's default for a SQL catalog) or
+    /// `DROP TABLE ... PURGE` (every file under the table location is deleted after the catalog
+    /// entry is gone). Returns the files deleted.
+    pub fn drop_table(self, purge: bool) -> Result<Vec<String>> {
+        let location = self.metadata().location().to_string();
+        if !self.catalog().drop_table(self.ident())? {
+            return Err(crate::Error::NoSuchTable(self.ident().to_string()));
+        }
+        if !purge {
+            return Ok(Vec::new());
+        }
+        let mut deleted = Vec::new();
+        for f in self.storage().list(&location)? {
+            self.storage().delete(&f.location)?;
+            deleted.push(f.location);
+        }
+        deleted.sort();
+        Ok(deleted)
+    }
+}

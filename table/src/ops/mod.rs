@@ -6,8 +6,12 @@
 //! |---|---|---|
 //! | `append.rs` | [`Table::append`](crate::Table::append), imports | `append` |
 //! | `rewrite.rs` | [`Table::rewrite`](crate::Table::rewrite): `CREATE SPATIAL INDEX`, `rewrite_data_files` | `replace` |
+//! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
+//! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
 
 pub(crate) mod append;
+pub(crate) mod delete;
 pub(crate) mod maintenance;
 pub(crate) mod rewrite;
+pub(crate) mod row_delta;

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use geoberg_crs::{ColumnType, Extent, HilbertSpec, default_hilbert_bounds};
 use geoberg_geostats::BBox;
 use geoberg_rewrite::{
-    InputFile, InputStorage, OutputFile, OutputStream, PartitionKey, RandomAccess, RewriteError,
-    RewriteOptions, RewritePlan, RewriteStorage, execute_tasks, plan_rewrite,
+    DeletedRows, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey, RandomAccess,
+    RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks, plan_rewrite,
 };
 use geoberg_sql::{Predicate, RewriteRequest, RewriteStrategy};
 use iceberg::spec::{DataFile, Operation, Struct};
 
 use crate::data_file::{WrittenFile, data_file_entry};
+use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
 use crate::file_filter::{file_geometry_bbox, select_files};
 use crate::lineage::live_file_lineage;
@@ -49,7 +50,7 @@ pub struct RewriteReport {
     pub rewritten_bytes_count: u64,
     /// Files of batches that failed under partial progress (0 otherwise: a failure fails all).
     pub failed_data_files_count: u64,
-    /// Delete files removed.
+    /// Delete files removed: the deletion vectors of the replaced files.
     pub removed_delete_files_count: u64,
     /// Bytes of the added files.
     pub added_bytes_count: u64,
@@ -74,6 +75,7 @@ impl RewriteReport {
         self.rewritten_bytes_count += batch.rewritten_bytes_count;
         self.added_bytes_count += batch.added_bytes_count;
         self.rewritten_records_count += batch.rewritten_records_count;
+        self.removed_delete_files_count += batch.removed_delete_files_count;
         self.spilled_bytes += batch.spilled_bytes;
         self.snapshot_ids.extend(&batch.snapshot_ids);
     }
@@ -309,6 +311,9 @@ impl<'a> Rewrite<'a> {
         // v3: each input's first_row_id and data sequence number, so that its rows keep their
         // `_row_id` and `_last_updated_sequence_number` in the new files.
         let lineage = live_file_lineage(table)?;
+        // Rows that deletes removed stay removed: the rewrite drops them, and the commit removes
+        // the deletion vectors of the files it replaces.
+        let deletes = DeleteIndex::of(table)?;
         for (file, _) in files.iter().zip(&selected).filter(|(_, s)| **s) {
             // Entries do not expose their spec id; a table without partition evolution has one.
             let key = PartitionKey(format!("{:?}", file.partition()));
@@ -321,6 +326,10 @@ impl<'a> Rewrite<'a> {
                 partition: key,
                 bbox: bbox.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
                 lineage: lineage.get(file.file_path()).copied(),
+                deleted: match deletes.deleted_positions(table.storage(), file.file_path())? {
+                    Some(dv) => DeletedRows::from_sorted(dv.iter()),
+                    None => DeletedRows::default(),
+                },
             });
             entries.insert(file.file_path().to_string(), file.clone());
         }
@@ -555,7 +564,16 @@ impl Batch<'_> {
             read.files.insert(input.location.clone());
         }
         let index = &planned.index;
+        let deletes = DeleteIndex::of(current).map_err(BatchError::Definite)?;
+        let removed_vectors: Vec<(String, i64)> = read
+            .files
+            .iter()
+            .flat_map(|p| deletes.vectors_of(p))
+            .filter_map(|d| Some((d.location.clone(), d.blob?.0)))
+            .collect();
+        let removed_delete_files = removed_vectors.len() as u64;
         let replace = ReplaceFiles {
+            removed_vectors,
             read,
             starting_sequence_number: self.starting.1,
             use_starting_sequence_number: plan.options.use_starting_sequence_number,
@@ -579,7 +597,7 @@ impl Batch<'_> {
                         added_data_files_count: r.added_data_files_count,
                         rewritten_bytes_count: r.rewritten_bytes_count,
                         failed_data_files_count: 0,
-                        removed_delete_files_count: 0,
+                        removed_delete_files_count: removed_delete_files,
                         added_bytes_count: outcome.added.iter().map(|f| f.file_size_bytes).sum(),
                         rewritten_records_count: outcome
                             .rewritten
@@ -648,6 +666,8 @@ impl Batch<'_> {
 /// `BaseRewriteFiles` + `MergingSnapshotProducer`).
 struct ReplaceFiles {
     read: ReadSet,
+    /// Deletion vectors of the replaced files (their rows are gone from the new files).
+    removed_vectors: Vec<(String, i64)>,
     starting_sequence_number: i64,
     use_starting_sequence_number: bool,
     added: Vec<(i32, DataFile)>,
@@ -667,6 +687,7 @@ impl SnapshotOperation for ReplaceFiles {
     fn apply(&self, producer: &mut SnapshotProducer<'_>) -> Result<()> {
         producer.add_data_files(self.added.iter().cloned());
         producer.remove_files(self.read.files.iter().cloned());
+        producer.remove_deletion_vectors(self.removed_vectors.iter().cloned());
         // The new files carry the starting sequence number, so that equality deletes committed
         // meanwhile still apply to the rewritten rows.
         if self.use_starting_sequence_number {

@@ -44,7 +44,9 @@ pub(crate) struct SnapshotProducer<'a> {
     commit_uuid: uuid::Uuid,
     added_data: Vec<(i32, DataFile)>,
     added_deletes: Vec<(i32, DataFile)>,
-    removed: HashSet<String>,
+    /// Entries leaving the snapshot, by path and, for a deletion vector (many share one Puffin
+    /// file), its `content_offset`.
+    removed: HashSet<(String, Option<i64>)>,
     data_sequence_number: Option<i64>,
     summary: HashMap<String, String>,
     properties: HashMap<String, String>,
@@ -78,14 +80,23 @@ impl<'a> SnapshotProducer<'a> {
     }
 
     /// Delete files (position deletes, deletion vectors) to add, each with its spec id.
-    #[allow(dead_code)] // the row-level operations (DELETE, UPDATE, MERGE) add delete files
     pub(crate) fn add_delete_files(&mut self, files: impl IntoIterator<Item = (i32, DataFile)>) {
         self.added_deletes.extend(files);
     }
 
-    /// Files (data or delete) that leave the snapshot: their entries become DELETED.
+    /// Files (data files, whole delete files) that leave the snapshot: their entries become
+    /// DELETED.
     pub(crate) fn remove_files(&mut self, paths: impl IntoIterator<Item = String>) {
-        self.removed.extend(paths);
+        self.removed.extend(paths.into_iter().map(|p| (p, None)));
+    }
+
+    /// Deletion vectors that leave the snapshot, by Puffin file and `content_offset`.
+    pub(crate) fn remove_deletion_vectors(
+        &mut self,
+        keys: impl IntoIterator<Item = (String, i64)>,
+    ) {
+        self.removed
+            .extend(keys.into_iter().map(|(p, offset)| (p, Some(offset))));
     }
 
     /// The data sequence number of the added data files (a rewrite's
@@ -164,6 +175,7 @@ impl<'a> SnapshotProducer<'a> {
         // EXISTING with their sequence numbers, snapshot ids and (v3) first row ids kept.
         let current = table.manifests()?;
         let removed = self.removed.clone();
+        let removed_paths: HashSet<&String> = removed.iter().map(|(p, _)| p).collect();
         // Per manifest, the removed files it lists as live (paths and status only: cheap).
         let listed: Vec<Vec<String>> = if removed.is_empty() {
             vec![Vec::new(); current.len()]
@@ -172,13 +184,17 @@ impl<'a> SnapshotProducer<'a> {
             fetch_and_decode(table.storage(), &locations, |_, location, bytes| {
                 Ok(decode_manifest(&bytes, location, &[])?
                     .into_iter()
-                    .filter(|e| e.is_live() && removed.contains(&e.path))
+                    .filter(|e| e.is_live() && removed_paths.contains(&e.path))
                     .map(|e| e.path)
                     .collect())
             })?
         };
         let hits: HashSet<&String> = listed.iter().flatten().collect();
-        let missing: Vec<&String> = removed.iter().filter(|p| !hits.contains(*p)).collect();
+        let missing: Vec<&String> = removed_paths
+            .iter()
+            .copied()
+            .filter(|p| !hits.contains(*p))
+            .collect();
         if !missing.is_empty() {
             return Err(Error::RewriteConflict {
                 table: table.ident().to_string(),
@@ -218,7 +234,10 @@ impl<'a> SnapshotProducer<'a> {
                         // Old tombstones are dropped, as Java does when it rewrites a manifest.
                         ManifestStatus::Deleted => {}
                         // `add_delete_file` writes a DELETED entry (of a data or a delete file).
-                        _ if removed.contains(e.file_path()) => {
+                        _ if removed.contains(&(e.file_path().to_string(), None))
+                            || removed
+                                .contains(&(e.file_path().to_string(), file.content_offset())) =>
+                        {
                             removed_here.push(file.clone());
                             w.add_delete_file(file, data_seq, Some(file_seq))?;
                         }
@@ -247,8 +266,9 @@ impl<'a> SnapshotProducer<'a> {
             return Err(Error::RewriteConflict {
                 table: table.ident().to_string(),
                 reason: format!(
-                    "{} of {} removed files are no longer live in the table",
-                    self.removed.len() - found,
+                    "{} of {} removed files (or deletion vectors) are no longer live in the \
+                     table; a concurrent commit replaced them",
+                    self.removed.len().saturating_sub(found),
                     self.removed.len()
                 ),
             });

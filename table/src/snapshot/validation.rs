@@ -34,7 +34,7 @@ pub(crate) fn validate_since(current: &Table, read: &ReadSet) -> Result<()> {
         table: current.ident().to_string(),
         reason,
     };
-    if md.current_snapshot_id() == Some(read.starting_snapshot_id) {
+    if read.files.is_empty() || md.current_snapshot_id() == Some(read.starting_snapshot_id) {
         return Ok(());
     }
     // Snapshots committed since the start, found by walking back from the current one.

@@ -251,16 +251,30 @@ impl Storage {
 
     /// Creates a file that must not exist yet, atomically: readers see all of it or nothing,
     /// and an existing file is never replaced (the error then says so).
+    ///
+    /// A store client retries a PUT whose reply was lost, and the retry then finds the object
+    /// the first attempt wrote. So when a create finds a file with exactly these bytes, the
+    /// write counts as done (our files carry UUIDs: nobody else writes those bytes there).
     pub fn write_new(&self, location: &str, bytes: impl Into<Bytes>) -> Result<()> {
         let (store, path) = self.resolve(location)?;
-        let payload = PutPayload::from(bytes.into());
+        let bytes = bytes.into();
+        let payload = PutPayload::from(bytes.clone());
         let options = PutOptions {
             mode: PutMode::Create,
             ..PutOptions::default()
         };
-        block_on(async move { store.put_opts(&path, payload, options).await })
-            .map(|_| ())
-            .map_err(|e| Error::storage(location, e))
+        let (s, p) = (store.clone(), path.clone());
+        match block_on(async move { s.put_opts(&p, payload, options).await }) {
+            Ok(_) => Ok(()),
+            Err(e @ object_store::Error::AlreadyExists { .. }) => {
+                let found = block_on(async move { store.get(&path).await?.bytes().await });
+                match found {
+                    Ok(found) if found == bytes => Ok(()),
+                    _ => Err(Error::storage(location, e)),
+                }
+            }
+            Err(e) => Err(Error::storage(location, e)),
+        }
     }
 
     /// A streamed new file (multipart upload); nothing is visible until

@@ -48,10 +48,6 @@ pub(crate) struct BatchAligner {
 }
 
 impl BatchAligner {
-    pub(crate) fn new(table: &Table) -> Result<BatchAligner> {
-        Self::with_lineage(table, false)
-    }
-
     /// An aligner whose files carry the row-lineage columns taken from the batches (nulls
     /// where a batch has none).
     pub(crate) fn with_lineage(table: &Table, lineage: bool) -> Result<BatchAligner> {
