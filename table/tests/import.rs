@@ -11,9 +11,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
-use arrow_array::{
-    Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StructArray,
-};
+use arrow_array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StructArray};
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema};
 use common::{ewkb_point, wkb_point};
 use geoberg_table::testing::{Fault, FaultyCatalog};
