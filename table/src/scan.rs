@@ -368,12 +368,14 @@ impl<'a> Scan<'a> {
         };
         let keep_groups: Vec<usize> = match (filter_col, column_type) {
             (Some((idx, window)), Some(ct)) if !matches!(ct, ColumnType::Geography { .. }) => {
+                // Column chunks are per leaf: nested columns before the geometry have several.
+                let leaf = (0..parquet_schema.num_columns())
+                    .find(|&l| parquet_schema.get_column_root_idx(l) == idx);
                 let groups: Vec<RowGroupBounds> = row_groups
                     .iter()
                     .map(|rg| {
-                        let bbox = rg
-                            .columns()
-                            .get(idx)
+                        let bbox = leaf
+                            .and_then(|l| rg.columns().get(l))
                             .and_then(|c| c.geo_statistics())
                             .and_then(|g| g.bounding_box())
                             .map(|b| {
