@@ -56,8 +56,9 @@ pub enum Command {
     /// Generate skewed points, query them, cluster with CREATE SPATIAL INDEX, query again,
     /// and draw the file layout before and after.
     Demo(DemoArgs),
-    /// Run a table statement: CREATE TABLE, CREATE SPATIAL INDEX, CALL rewrite_data_files,
-    /// SHOW CREATE TABLE, SHOW TBLPROPERTIES, DESCRIBE, EXPLAIN SELECT, SELECT.
+    /// Run SQL: queries, EXPLAIN [ANALYZE], INSERT, CREATE TABLE [AS SELECT], DELETE, UPDATE and
+    /// MERGE INTO through SedonaDB / DataFusion; CREATE SPATIAL INDEX, CALL rewrite_data_files,
+    /// SHOW CREATE TABLE, SHOW TBLPROPERTIES and DESCRIBE by geoberg.
     Sql(SqlArgs),
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
     /// WKB) into a table, created from the file's schema if missing; one commit.

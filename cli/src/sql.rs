@@ -1,7 +1,8 @@
 //! `geoberg sql`: every statement through [`geoberg_datafusion::BlockingSession`], geoberg's
 //! table operations by the table crate and everything else by SedonaDB on DataFusion.
-//! Results print as tab-separated rows under a header (geometry as WKT), or with `--json` as
-//! one object per statement with its rows, notices and what each table scan read.
+//! Results print as a table (DataFusion's pretty printer, geometry as WKT; a single text value
+//! such as `SHOW CREATE TABLE`'s DDL as it is), or with `--json` as one object per statement
+//! with its rows, notices and what each table scan read.
 
 use std::io::Read;
 
@@ -82,13 +83,14 @@ fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
         text.push('\n');
     }
     if has_columns {
-        text.push_str(
-            &geoberg_datafusion::tsv_format(&output.batches)
-                .map_err(geoberg_datafusion::Error::from)?,
-        );
-        if output.batches.iter().all(|b| b.num_rows() == 0) {
-            text.push_str("(no rows)\n");
+        match single_text(&output.batches) {
+            Some(value) => text.push_str(value),
+            None => text.push_str(
+                &geoberg_datafusion::pretty_format(&output.batches)
+                    .map_err(geoberg_datafusion::Error::from)?,
+            ),
         }
+        text.push('\n');
     }
     let scans: Vec<Value> = output
         .scans
@@ -112,6 +114,20 @@ fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
         }),
     );
     Ok(())
+}
+
+/// The value of a one-row, one-column text result that spans lines (a DDL statement, a
+/// document), which a table border would only get in the way of copying.
+fn single_text(batches: &[arrow_array::RecordBatch]) -> Option<&str> {
+    use arrow_array::Array;
+    let mut rows = batches.iter().filter(|b| b.num_rows() > 0);
+    let batch = rows.next()?;
+    if rows.next().is_some() || batch.num_rows() != 1 || batch.num_columns() != 1 {
+        return None;
+    }
+    let column = batch.column(0).as_any().downcast_ref::<arrow_array::StringArray>()?;
+    let value = (!column.is_null(0)).then(|| column.value(0))?;
+    value.contains('\n').then_some(value)
 }
 
 #[cfg(test)]

@@ -101,11 +101,13 @@ fn sql_creates_and_describes_tables() {
     let ddl = env.run(&["sql", "SHOW CREATE TABLE db.t"]).ok().stdout;
     assert!(ddl.contains("geom GEOMETRY(4326)"), "{ddl}");
     assert!(ddl.contains("bucket(4, id)"), "{ddl}");
-    let describe = env.run(&["sql", "DESCRIBE db.t"]).ok().stdout;
-    assert!(describe.contains("id\tlong\ttrue"), "{describe}");
+    let describe = env.run(&["sql", "DESCRIBE db.t"]).ok();
+    let rows = describe.table_rows();
+    assert!(rows.contains(&vec!["id", "long", "true"]), "{}", describe.stdout);
     assert!(
-        describe.contains("geom\tgeometry(4326)\tfalse"),
-        "{describe}"
+        rows.contains(&vec!["geom", "geometry(4326)", "false"]),
+        "{}",
+        describe.stdout
     );
     let props = env
         .run(&["--json", "sql", "SHOW TBLPROPERTIES db.t ('owner')"])
@@ -211,9 +213,7 @@ fn select_and_explain_prune_and_count_exactly() {
     // ST_Within a polygon that is not a rectangle: refined exactly, not by bbox.
     let triangle = "SELECT count(*) FROM db.points WHERE ST_Within(geometry, \
                     ST_GeomFromText('POLYGON((-50 0, 50 0, -50 50, -50 0))', 4326))";
-    let n: usize = last_line(&env.run(&["sql", triangle]).ok().stdout)
-        .parse()
-        .unwrap();
+    let n: usize = env.run(&["sql", triangle]).ok().value().parse().unwrap();
     let exact = points.iter().filter(|p| p.2 < 25.0 - p.1 / 2.0).count();
     assert!(n.abs_diff(exact) <= 2, "{n} vs {exact}"); // points on the edge aside
 
@@ -223,11 +223,11 @@ fn select_and_explain_prune_and_count_exactly() {
             "SELECT id, geometry FROM db.points WHERE ST_Intersects(geometry, \
              ST_MakeEnvelope(-50, 0, 50, 50, 4326)) LIMIT 3",
         ])
-        .ok()
-        .stdout;
-    assert_eq!(rows.lines().count(), 4, "{rows}");
-    assert!(rows.starts_with("id\tgeometry"), "{rows}");
-    assert!(rows.contains("POINT("), "{rows}");
+        .ok();
+    let table = rows.table_rows();
+    assert_eq!(table.len(), 3, "{}", rows.stdout);
+    assert!(rows.stdout.contains("| id "), "{}", rows.stdout);
+    assert!(table.iter().all(|r| r[1].starts_with("POINT(")), "{}", rows.stdout);
     // The filter column is read for refinement but not returned when not selected.
     let names = env
         .run(&[
@@ -651,8 +651,8 @@ fn expire_snapshots_and_remove_orphans_keep_the_data() {
         std::path::Path::new(p.as_str().unwrap().trim_start_matches("file://"))
             .starts_with(env.warehouse())
     }));
-    let count = env.run(&["sql", select]).ok().stdout;
-    assert_eq!(last_line(&count), points.len().to_string());
+    let count = env.run(&["sql", select]).ok();
+    assert_eq!(count.value(), points.len().to_string());
 
     // A stray file under the table location is an orphan: listed by --dry-run, then removed.
     let stray = env.warehouse().join("db/points/data/stray.parquet");
@@ -680,12 +680,94 @@ fn expire_snapshots_and_remove_orphans_keep_the_data() {
     env.run(&["remove-orphans", "db.points", "--older-than", "0s"])
         .ok();
     assert!(!stray.exists());
-    let count = env.run(&["sql", select]).ok().stdout;
-    assert_eq!(last_line(&count), points.len().to_string());
+    let count = env.run(&["sql", select]).ok();
+    assert_eq!(count.value(), points.len().to_string());
 }
 
-/// The last line of a command's output: the value of a one-row, one-column result (the line
-/// under its header).
-fn last_line(stdout: &str) -> &str {
-    stdout.trim_end().lines().last().unwrap_or_default().trim()
+/// Seed 004's row-level statements, as written (the table named without its catalog), through
+/// `geoberg sql` on a format-version 3 table: rows inserted with `ST_SetSRID`, updated and
+/// deleted by id and by a polygon without a CRS, then merged.
+#[test]
+fn seed_004_update_delete_and_merge_run_as_written() {
+    let env = Env::new();
+    let script = env.path("changes.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE IF NOT EXISTS test_db.test_table (
+             id bigint,
+             data string,
+             geom geometry(4326)
+         ) USING iceberg TBLPROPERTIES ('format-version' = '3');
+         INSERT INTO test_db.test_table VALUES
+             (1, 'a', ST_SetSRID(ST_GeomFromText('POINT (1 1)'), 4326)),
+             (2, 'b', ST_SetSRID(ST_GeomFromText('POINT (5 5)'), 4326)),
+             (3, 'c', ST_SetSRID(ST_GeomFromText('POINT (1.5 0.5)'), 4326)),
+             (4, 'e', ST_SetSRID(ST_GeomFromText('POINT (10 10)'), 4326));
+         UPDATE test_db.test_table SET data = 'd' WHERE id = 1;
+         UPDATE test_db.test_table
+         SET data = 'd'
+         WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'));
+         DELETE FROM test_db.test_table WHERE id = 1;
+         DELETE FROM test_db.test_table
+         WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'));
+         MERGE INTO test_db.test_table t
+         USING (SELECT 2 AS id, 'm' AS data UNION ALL SELECT 9 AS id, 'n' AS data) s
+         ON t.id = s.id
+         WHEN MATCHED THEN UPDATE SET data = s.data
+         WHEN NOT MATCHED THEN INSERT (id, data, geom)
+             VALUES (s.id, s.data, ST_SetSRID(ST_Point(3, 3), 4326));",
+    )
+    .unwrap();
+    let out = env
+        .run(&["--json", "sql", "-f", script.to_str().unwrap()])
+        .ok()
+        .stdout;
+    // One JSON document per statement: the counts each change reports.
+    let counts: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&out)
+        .into_iter::<serde_json::Value>()
+        .map(|v| v.unwrap()["rows"][0].clone())
+        .collect();
+    assert_eq!(counts.len(), 7, "{out}");
+    assert_eq!(counts[2]["count"], 1, "{out}");
+    assert_eq!(counts[3]["count"], 2, "{out}");
+    assert_eq!(counts[4]["count"], 1, "{out}");
+    assert_eq!(counts[5]["count"], 1, "{out}");
+    assert_eq!(counts[6]["num_updated_rows"], 1, "{out}");
+    assert_eq!(counts[6]["num_inserted_rows"], 1, "{out}");
+    let rows = env
+        .run(&[
+            "--json",
+            "sql",
+            "SELECT id, data, ST_AsText(geom) AS wkt, _row_id FROM test_db.test_table ORDER BY id",
+        ])
+        .ok()
+        .json();
+    let rows: Vec<(i64, String, String)> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_i64().unwrap(),
+                r["data"].as_str().unwrap().to_string(),
+                r["wkt"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (2, "m".to_string(), "POINT(5 5)".to_string()),
+            (4, "e".to_string(), "POINT(10 10)".to_string()),
+            (9, "n".to_string(), "POINT(3 3)".to_string()),
+        ]
+    );
+    // The seed's strict write rule: a value without the column's SRID is refused.
+    env.fails_cleanly(
+        &[
+            "sql",
+            "INSERT INTO test_db.test_table VALUES (5, 'x', ST_GeomFromText('POINT (1 1)'))",
+        ],
+        &["SRID 0", "4326"],
+    );
 }

@@ -61,12 +61,8 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
         .ok();
     let count = remote
         .run(&["sql", "SELECT count(*) FROM db.points"])
-        .ok()
-        .stdout;
-    assert_eq!(
-        count.trim_end().lines().last().unwrap(),
-        points.len().to_string()
-    );
+        .ok();
+    assert_eq!(count.value(), points.len().to_string());
     remote
         .run(&[
             "sql",
@@ -85,11 +81,7 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
     let n: usize = remote
         .run(&["sql", window])
         .ok()
-        .stdout
-        .trim_end()
-        .lines()
-        .last()
-        .unwrap()
+        .value()
         .parse()
         .unwrap();
     let expected = points

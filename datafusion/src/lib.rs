@@ -96,7 +96,7 @@ pub use codec::GeobergPhysicalCodec;
 pub use crs_literal::ConstantGeometryCrs;
 pub use error::{Error, Result};
 pub use geo_schema::table_arrow_schema;
-pub use output::{json_rows, pretty_format, tsv_format};
+pub use output::{json_rows, pretty_format};
 pub use provider::GeobergTableProvider;
 pub use pushdown::SpatialPruning;
 pub use route::{Route, route, split_statements};

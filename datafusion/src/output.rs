@@ -15,39 +15,6 @@ pub fn pretty_format(batches: &[RecordBatch]) -> Result<String> {
     Ok(arrow::util::pretty::pretty_format_batches(&display)?.to_string())
 }
 
-/// The batches as tab-separated lines under a header line (geometry as WKT, NULL as `NULL`):
-/// what a shell pipeline reads.
-pub fn tsv_format(batches: &[RecordBatch]) -> Result<String> {
-    use std::fmt::Write as _;
-    let options = arrow::util::display::FormatOptions::default().with_null("NULL");
-    let mut out = String::new();
-    for (i, batch) in batches.iter().enumerate() {
-        let batch = with_wkt(batch)?;
-        if i == 0 {
-            let names: Vec<&str> = batch
-                .schema_ref()
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect();
-            let _ = writeln!(out, "{}", names.join("\t"));
-        }
-        let formatters = batch
-            .columns()
-            .iter()
-            .map(|c| arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        for row in 0..batch.num_rows() {
-            let cells: Vec<String> = formatters
-                .iter()
-                .map(|f| f.value(row).to_string())
-                .collect();
-            let _ = writeln!(out, "{}", cells.join("\t"));
-        }
-    }
-    Ok(out)
-}
-
 /// The rows of the batches as JSON objects keyed by column name (geometry as WKT; NULLs are
 /// JSON `null`).
 pub fn json_rows(batches: &[RecordBatch]) -> Result<Vec<serde_json::Value>> {
@@ -148,8 +115,6 @@ mod tests {
         .unwrap();
         let text = pretty_format(std::slice::from_ref(&batch)).unwrap();
         assert!(text.contains("POINT(1.5 2)"), "{text}");
-        let tsv = tsv_format(std::slice::from_ref(&batch)).unwrap();
-        assert_eq!(tsv, "id\tgeom\n7\tPOINT(1.5 2)\n8\tNULL\n");
         let rows = json_rows(&[batch]).unwrap();
         assert_eq!(rows[0]["id"], 7);
         assert_eq!(rows[0]["geom"], "POINT(1.5 2)");

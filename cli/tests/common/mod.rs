@@ -62,6 +62,36 @@ impl Run {
         self
     }
 
+    /// The value of a one-row, one-column result printed as a table: the cell of its last
+    /// row.
+    #[track_caller]
+    pub fn value(&self) -> &str {
+        self.table_rows()
+            .last()
+            .and_then(|row| row.first().copied())
+            .unwrap_or_else(|| panic!("no table in stdout:\n{}", self.stdout))
+    }
+
+    /// The data rows of the table printed last, each as its trimmed cells (its first `|` row
+    /// is the header and is left out).
+    pub fn table_rows(&self) -> Vec<Vec<&str>> {
+        let lines: Vec<&str> = self.stdout.lines().collect();
+        let in_table = |l: &&str| l.starts_with('+') || l.starts_with('|');
+        let Some(end) = lines.iter().rposition(|l| l.starts_with('+')) else {
+            return Vec::new();
+        };
+        let start = lines[..end]
+            .iter()
+            .rposition(|l| !in_table(l))
+            .map_or(0, |i| i + 1);
+        lines[start..=end]
+            .iter()
+            .filter(|l| l.starts_with('|'))
+            .skip(1)
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(self.stdout.trim())
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", self.stdout))
