@@ -85,6 +85,7 @@ mod error;
 mod faults;
 mod file_filter;
 mod file_index;
+mod geography_window;
 mod ident;
 mod lineage;
 mod manifest;
