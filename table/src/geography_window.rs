@@ -166,7 +166,12 @@ fn box_geometry(b: &BBox) -> (Geometry<f64>, usize) {
     let pieces = (width / 180.0).floor() as usize + 1;
     let edges: Vec<f64> = (0..=pieces)
         .map(|k| {
-            if k == pieces {
+            if k == pieces && width == 360.0 {
+                // Once round: the last piece closes on the first one's meridian, the same
+                // number, so that no sliver opens between -180 and 180 (whose unit vectors
+                // differ by a rounding error).
+                b.min_x
+            } else if k == pieces {
                 b.max_x
             } else {
                 let x = b.min_x + width * k as f64 / pieces as f64;
@@ -282,6 +287,7 @@ mod tests {
         }
         // A cap round the North Pole's side: a triangle with the pole as a vertex.
         assert!(hits(BBox::new(-10.0, 80.0, 10.0, 90.0), 150.0, 90.0));
+        assert!(hits(BBox::new(-10.0, 85.0, 10.0, 90.0), 0.0, 89.9));
         // A point window, a meridian window.
         assert!(hits(BBox::point(3.0, 4.0), 3.0, 4.0));
         assert!(hits(BBox::new(3.0, -60.0, 3.0, 60.0), 3.0, 0.0));

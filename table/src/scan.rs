@@ -129,6 +129,10 @@ impl ScanWindow {
     }
 }
 
+/// Arrow's field metadata keys of an extension type.
+const EXTENSION_NAME: &str = "ARROW:extension:name";
+const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
+
 /// `_file`: the data file a row was read from (Iceberg metadata column, reserved id 2147483646).
 pub const FILE_COLUMN: &str = "_file";
 /// `_pos`: a row's position in its data file (Iceberg metadata column, reserved id 2147483645).
@@ -520,7 +524,9 @@ impl<'a> Scan<'a> {
         })?;
         let positional = deleted.is_some() || self.file_position;
         let mut read = 0u64;
+        let mut marked = None;
         for batch in batches {
+            let batch = self.mark_geography(batch, &mut marked)?;
             let first = read;
             read += batch.num_rows() as u64;
             let positions = positional.then(|| row_positions(&runs, first, batch.num_rows()));
@@ -569,6 +575,54 @@ impl<'a> Scan<'a> {
             out.push(batch);
         }
         Ok(())
+    }
+
+    /// `batch` with GeoArrow's `geoarrow.wkb` extension and its edges on every geography column
+    /// that lacks an extension (parquet's reader drops it when the file embeds its Arrow
+    /// schema), so that a consumer (the row filter of a DELETE or UPDATE, an engine) knows the
+    /// column is geography. `marked` caches the schema for the batches of one file.
+    fn mark_geography(
+        &self,
+        batch: RecordBatch,
+        marked: &mut Option<arrow_schema::SchemaRef>,
+    ) -> Result<RecordBatch> {
+        let schema = match marked {
+            Some(s) => s.clone(),
+            None => {
+                let schema = batch.schema();
+                let fields: Vec<arrow_schema::FieldRef> =
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| {
+                            let edges = self.table.geo_columns().iter().find_map(|g| {
+                                match &g.column_type {
+                                    ColumnType::Geography { edges, .. } if g.name == *f.name() => {
+                                        Some(edges.name())
+                                    }
+                                    _ => None,
+                                }
+                            });
+                            match edges {
+                                Some(edges) if !f.metadata().contains_key(EXTENSION_NAME) => {
+                                    let mut md = f.metadata().clone();
+                                    md.insert(EXTENSION_NAME.into(), "geoarrow.wkb".into());
+                                    md.insert(
+                                        EXTENSION_METADATA.into(),
+                                        format!(r#"{{"edges":"{edges}"}}"#),
+                                    );
+                                    Arc::new(f.as_ref().clone().with_metadata(md))
+                                }
+                                _ => f.clone(),
+                            }
+                        })
+                        .collect();
+                let s = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+                *marked = Some(s.clone());
+                s
+            }
+        };
+        Ok(RecordBatch::try_new(schema, batch.columns().to_vec())?)
     }
 
     /// Rows whose bbox intersects the window; with `exact`, whose geometry does.
