@@ -36,6 +36,16 @@ impl GeographyWindow {
     /// The region of a lon/lat box (see the module docs); `min_x > max_x` crosses the
     /// antimeridian.
     pub(crate) fn from_box(b: &BBox) -> Result<Self> {
+        // Longitudes a few ulp past ±180 (Natural Earth's 180.00000000000006, a bound read from
+        // such data) are ±180, as geostats cleans values.
+        let snap = |x: f64| {
+            if x.abs() > 180.0 && x.abs() <= 180.0 + 1e-9 {
+                180f64.copysign(x)
+            } else {
+                x
+            }
+        };
+        let b = &BBox::new(snap(b.min_x), b.min_y, snap(b.max_x), b.max_y);
         let in_range = |v: f64, limit: f64| v.is_finite() && (-limit..=limit).contains(&v);
         if !(in_range(b.min_x, 180.0)
             && in_range(b.max_x, 180.0)
