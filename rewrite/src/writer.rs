@@ -121,13 +121,13 @@ type NextFile<'a> = Box<dyn FnMut() -> Result<(String, OutputWriter), RewriteErr
 /// The running bounds of one column of an open file.
 enum Bounds {
     Planar(BBoxAccumulator),
-    Sphere(GeographyBBoxAccumulator),
+    Sphere(Box<GeographyBBoxAccumulator>),
 }
 
 impl Bounds {
     fn new(sphere: bool) -> Self {
         if sphere {
-            Bounds::Sphere(GeographyBBoxAccumulator::new())
+            Bounds::Sphere(Box::new(GeographyBBoxAccumulator::new()))
         } else {
             Bounds::Planar(BBoxAccumulator::new())
         }
