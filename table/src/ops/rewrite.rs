@@ -235,6 +235,11 @@ impl<'a> Rewrite<'a> {
     /// Clusters by `hilbert(column, precision)`: the Hilbert index (precision bits per axis,
     /// 1..=32) of each geometry's bbox centre. Without [`Rewrite::bounds`] the curve spans the
     /// default bounds of the column's CRS (WGS84 for a WGS84 or undeclared-CRS column).
+    ///
+    /// A geography column is keyed by the lon/lat centre of each value's box on the sphere (the
+    /// midpoint of its longitude arc, across the antimeridian where the box wraps), and every
+    /// geography column of the new files gets bounds on the sphere (wrapping where that is
+    /// narrower), whichever column is clustered.
     pub fn hilbert(mut self, column: impl Into<String>, precision: u8) -> Self {
         self.hilbert = Some((column.into(), precision));
         self
