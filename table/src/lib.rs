@@ -22,6 +22,7 @@
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), maintenance |
 //! | `scan`, `file_index`, `file_filter` | scans, spatial file pruning, file selection by predicate |
+//! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
 //!
 //! **Where a new operation goes:** one file in `ops/` that implements the crate's

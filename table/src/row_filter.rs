@@ -61,7 +61,10 @@ impl RowFilter {
         RowFilter::new(None, |b| Ok(BooleanArray::from(vec![true; b.num_rows()])))
     }
 
-    /// The rows for which `predicate` is true; it also prunes files.
+    /// The rows for which `predicate` is true; it also prunes files. A spatial predicate on a
+    /// column the batch marks as geography (GeoArrow metadata, as the table's scans return
+    /// geography columns) is evaluated on the sphere, `ST_DWithin` in metres; an
+    /// `ST_MakeEnvelope` with `minX > maxX` on any other column is an error naming what works.
     pub fn from_predicate(predicate: Predicate) -> Self {
         let p = predicate.clone();
         RowFilter::new(Some(predicate), move |batch| {
