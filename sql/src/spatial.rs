@@ -243,7 +243,9 @@ pub struct SpatialFilter {
 
 impl SpatialFilter {
     /// The box a file's geometry bounds must intersect to possibly hold matching rows: the
-    /// window's box, grown by the distance for `ST_DWithin`.
+    /// window's planar box, grown by the distance for `ST_DWithin`. For geometry columns only:
+    /// on a geography column the window's edges bulge past its planar box and the distance is
+    /// metres, so consumers bound the window on the sphere instead (`geoberg-table` does).
     pub fn pruning_bbox(&self) -> Extent {
         match self.relation {
             SpatialRelation::DWithin(d) => self.window.bbox.expand(d),
