@@ -59,7 +59,8 @@ pub enum Command {
     /// Run a table statement: CREATE TABLE, CREATE SPATIAL INDEX, CALL rewrite_data_files,
     /// SHOW CREATE TABLE, SHOW TBLPROPERTIES, DESCRIBE, EXPLAIN SELECT, SELECT.
     Sql(SqlArgs),
-    /// Load a Parquet / GeoParquet file with WKB geometry into a table (created if missing).
+    /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
+    /// WKB) into a table, created from the file's schema if missing; one commit.
     Import(ImportArgs),
     /// Snapshots, data files, bounds and how much the files overlap.
     Inspect(InspectArgs),
@@ -110,14 +111,16 @@ pub struct ImportArgs {
     /// Target table `namespace.table`; created from the file's schema when missing.
     #[arg(long)]
     pub table: String,
-    /// The WKB geometry column [default: GeoParquet's primary column, else `geometry` or
-    /// `geom`].
+    /// The WKB geometry column [default: GeoParquet's primary column, else the GEOMETRY or
+    /// GEOGRAPHY column, else `geometry`, `geom`, `wkb_geometry` or `geog`].
     #[arg(long, value_name = "COLUMN")]
     pub geometry_column: Option<String>,
-    /// SRID of the geometry values [default: the GeoParquet CRS, else 4326].
+    /// SRID of the geometry values [default: the file's CRS; OGC:CRS84 (4326) when it gives
+    /// none]. 0 imports a CRS no column can declare (UTM, EPSG:5070, a custom projection) into
+    /// geometry(0) and records it in the table property geoberg.source-crs.<column>.
     #[arg(long)]
     pub srid: Option<i32>,
-    /// Rows per data file (and per commit).
+    /// Rows per data file (the whole import is one commit).
     #[arg(long, default_value_t = 1_000_000)]
     pub rows_per_file: usize,
 }

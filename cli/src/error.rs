@@ -63,14 +63,6 @@ pub enum CliError {
         /// What to pass instead.
         fix: String,
     },
-    /// A statement or option that parses but that this tool does not execute.
-    #[error("not supported: {what}; {fix}")]
-    Unsupported {
-        /// What was asked for.
-        what: String,
-        /// What to do instead.
-        fix: String,
-    },
     /// An audit found rows or files that break the bbox policy.
     #[error("audit of {table} failed: {problems}")]
     AuditFailed {

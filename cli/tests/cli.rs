@@ -5,7 +5,7 @@ mod common;
 
 use common::{Env, geo_metadata, scattered_points, write_points};
 
-/// 2 000 scattered points imported as `db.points` in 8 files of 250 rows.
+/// 2 000 scattered points imported as `db.points` in 8 files of 250 rows, in one commit.
 fn imported() -> (Env, Vec<(i64, f64, f64)>) {
     let env = Env::new();
     let points = scattered_points(2_000);
@@ -294,7 +294,7 @@ fn create_spatial_index_through_sql_cuts_files_read() {
     );
     assert_eq!(after["rows"], before["rows"]);
     let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
-    assert_eq!(inspect["snapshots"][8]["operation"], "replace");
+    assert_eq!(inspect["snapshots"][1]["operation"], "replace");
     // The CALL form runs through the same path (rewrite-all defaults to false there).
     let call = env
         .run(&[
@@ -413,6 +413,59 @@ fn import_applies_the_srid_rules() {
     );
 }
 
+/// The real files of `shared/realdata` through the command: a CRS no column declares is
+/// refused with the ways out and nothing written; `--srid 0` imports it; a GeoArrow-native file
+/// is refused naming its encoding. (Every file is covered by `geoberg-table`'s realdata test.)
+#[test]
+fn import_reads_files_other_tools_wrote() {
+    let realdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/realdata");
+    assert!(realdata.is_dir(), "{} is missing", realdata.display());
+    let env = Env::new();
+    let srid = realdata.join("parquet-testing/crs-srid.parquet");
+    let srid = srid.to_str().unwrap();
+    env.fails_cleanly(
+        &["import", srid, "--table", "db.albers"],
+        &["EPSG:5070", "--srid 0", "geometry(0)", "format-version 2"],
+    );
+    let j = env
+        .run(&[
+            "--json",
+            "import",
+            srid,
+            "--table",
+            "db.albers",
+            "--srid",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["column_type"], "GEOMETRY(0)");
+    assert_eq!(j["rows"], 1);
+    let props = env
+        .run(&["sql", "SHOW TBLPROPERTIES db.albers"])
+        .ok()
+        .stdout;
+    assert!(props.contains("geoberg.source-crs.geometry"), "{props}");
+    let native = realdata.join("geoarrow-data/example/example_point_native.parquet");
+    env.fails_cleanly(
+        &["import", native.to_str().unwrap(), "--table", "db.native"],
+        &["\"point\"", "WKB"],
+    );
+    let geography = realdata.join("parquet-testing/geography-points.parquet");
+    let j = env
+        .run(&[
+            "--json",
+            "import",
+            geography.to_str().unwrap(),
+            "--table",
+            "db.g",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["column_type"], "GEOGRAPHY(4326)");
+    assert_eq!(j["rows"], 500);
+}
+
 #[test]
 fn inspect_layout_and_audit_a_table() {
     let (env, _) = imported();
@@ -422,13 +475,17 @@ fn inspect_layout_and_audit_a_table() {
         .json();
     assert_eq!(j["data_files"], 8);
     assert_eq!(j["records"], 2_000);
-    assert_eq!(j["snapshots"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        j["snapshots"].as_array().unwrap().len(),
+        1,
+        "an import is one commit"
+    );
     assert_eq!(j["files"].as_array().unwrap().len(), 8);
     let depth = j["overlap_depth"].as_f64().unwrap();
     assert!(depth > 4.0, "scattered files overlap: {depth}");
     let text = env.run(&["inspect", "db.points"]).ok().stdout;
     assert!(
-        text.contains("overlap depth") && text.contains("snapshots: 8"),
+        text.contains("overlap depth") && text.contains("snapshots: 1"),
         "{text}"
     );
 
@@ -569,7 +626,7 @@ fn expire_snapshots_and_remove_orphans_keep_the_data() {
         &["retain-last"],
     );
 
-    // Keep only the current snapshot: the eight appends go, with their manifest lists.
+    // Keep only the current snapshot: the import's append goes, with its manifest list.
     let j = env
         .run(&[
             "--json",
@@ -582,14 +639,14 @@ fn expire_snapshots_and_remove_orphans_keep_the_data() {
         ])
         .ok()
         .json();
-    assert_eq!(j["expired_snapshots"].as_array().unwrap().len(), 8);
+    assert_eq!(j["expired_snapshots"].as_array().unwrap().len(), 1);
     assert_eq!(j["remaining_snapshots"], 1);
     let deleted = j["deleted_files"].as_array().unwrap();
     let manifest_lists = deleted
         .iter()
         .filter(|p| p.as_str().unwrap().contains("/metadata/snap-"))
         .count();
-    assert_eq!(manifest_lists, 8, "{deleted:?}");
+    assert_eq!(manifest_lists, 1, "{deleted:?}");
     assert!(deleted.iter().all(|p| {
         std::path::Path::new(p.as_str().unwrap().trim_start_matches("file://"))
             .starts_with(env.warehouse())

@@ -102,7 +102,7 @@ pub(crate) fn label_batches(
 }
 
 /// The columns `Table::append` computes from the geometry.
-fn derived_columns(table: &Table) -> Vec<String> {
+pub(crate) fn derived_columns(table: &Table) -> Vec<String> {
     let properties = table.metadata().properties();
     let mut out = Vec::new();
     if properties.contains_key(BBOX_SOURCE_PROPERTY) {

@@ -46,12 +46,19 @@
 //! [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `DROP TABLE`, `CREATE SCHEMA` and `SET`
 //! to the engine.
 //!
+//! Row-level changes: `DELETE`, `UPDATE` and `MERGE INTO` on geoberg tables run as one engine
+//! query over the target's rows with their positions, then one row delta in the table crate
+//! (copy-on-write or merge-on-read by `write.{delete,update,merge}.mode`; deletion vectors on
+//! format-version 3, `_row_id` kept by updates). Deleted rows are skipped by every scan (row
+//! selections of the Parquet reader) and counted out of `count(*)`. The metadata columns
+//! `_file`, `_pos`, `_row_id` and `_last_updated_sequence_number` can be queried by name.
+//! Tables in object storage are read through the table's own configured client.
+//!
 //! What is not there yet: geography predicates do not plan (SedonaDB's geography kernels need
-//! its C++ `s2geography` feature), so geography columns are read but not pruned; delete files
-//! are not applied (the table crate refuses to read a table that has them); comparisons on
-//! timestamp columns prune only row groups (DataFusion's statistics), not files; an `INSERT`
-//! holds its rows in memory until its one commit; a spatial join is a nested-loop join
-//! (SedonaDB's spatial join needs GEOS).
+//! its C++ `s2geography` feature), so geography columns are read but not pruned; comparisons
+//! on timestamp columns prune only row groups (DataFusion's statistics), not files; an
+//! `INSERT` holds its rows in memory until its one commit; a spatial join is a nested-loop
+//! join (SedonaDB's spatial join needs GEOS).
 //!
 //! Constant geometries in spatial predicates may omit their CRS: `ST_Intersects(geom,
 //! ST_GeomFromText('POLYGON (...)'))` against a `geometry(4326)` column takes the polygon in
@@ -74,6 +81,8 @@ mod provider;
 mod pushdown;
 mod rectangle_kernel;
 mod route;
+mod row_change;
+mod row_positions;
 mod scan_exec;
 mod scan_plan;
 mod session;
@@ -91,6 +100,7 @@ pub use output::{json_rows, pretty_format, tsv_format};
 pub use provider::GeobergTableProvider;
 pub use pushdown::SpatialPruning;
 pub use route::{Route, route, split_statements};
+pub use row_positions::{LAST_UPDATED_COLUMN, METADATA_COLUMNS, ROW_ID_COLUMN};
 pub use scan_exec::{GeobergScanExec, ScanSpec};
 pub use scan_plan::{FileSlice, PruningSummary, RowGroupSelection};
 pub use session::{BlockingSession, ScanReport, Session, StatementOutput, sedona_context};

@@ -199,6 +199,17 @@ impl Session {
     ) -> Result<(Vec<RecordBatch>, Vec<String>, Vec<ScanReport>)> {
         match r {
             Route::Engine => {
+                if let Some(parsed) = single_statement(statement)
+                    && let Some((batches, notices)) = crate::row_change::run(
+                        &self.context.ctx,
+                        self.provider.catalog(),
+                        &self.catalog_name,
+                        &parsed,
+                    )
+                    .await?
+                {
+                    return Ok((batches, notices, Vec::new()));
+                }
                 let frame = self.context.sql(statement).await?;
                 let task = Arc::new(frame.task_ctx());
                 let plan = frame.create_physical_plan().await?;
@@ -302,4 +313,14 @@ fn scan_reports(plan: &Arc<dyn ExecutionPlan>) -> Vec<ScanReport> {
         stack.extend(node.children().into_iter().rev().cloned());
     }
     out
+}
+
+/// The one SQL statement of `text` (DataFusion's own statements, such as `CREATE EXTERNAL
+/// TABLE`, are not SQL statements: `None`).
+fn single_statement(text: &str) -> Option<datafusion::sql::sqlparser::ast::Statement> {
+    let mut parsed = DFParser::parse_sql(text).ok()?;
+    match (parsed.pop_front(), parsed.is_empty()) {
+        (Some(datafusion::sql::parser::Statement::Statement(s)), true) => Some(*s),
+        _ => None,
+    }
 }

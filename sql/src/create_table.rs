@@ -6,7 +6,7 @@ use sqlparser::ast::Expr;
 use sqlparser::tokenizer::Token;
 
 use crate::error::SqlError;
-use crate::front::Front;
+use crate::front::{Front, MAX_NESTING_DEPTH, position};
 use crate::name::{TableName, quote_ident, quote_string};
 use crate::predicate::{Literal, column_name, function_name, literal, positional_args};
 
@@ -44,6 +44,34 @@ pub enum ColumnType {
     Binary,
     /// `uuid`.
     Uuid,
+    /// `fixed(n)`: exactly `n` bytes.
+    Fixed(u64),
+    /// `time`: microseconds since midnight, no zone.
+    Time,
+    /// Nanosecond timestamp with time zone (`timestamptz_ns`, `timestamp_ltz_ns`).
+    TimestampNs,
+    /// Nanosecond timestamp without time zone (`timestamp_ntz_ns`).
+    TimestampNtzNs,
+    /// `struct<name: type [NOT NULL] [COMMENT '...'], ...>`: nested fields, each with its own
+    /// Iceberg field id once created.
+    Struct(Vec<Column>),
+    /// `array<type [NOT NULL]>` (Iceberg `list`); `element_required` is `NOT NULL` on the
+    /// element.
+    Array {
+        /// The element type.
+        element: Box<ColumnType>,
+        /// Elements are never null.
+        element_required: bool,
+    },
+    /// `map<key type, value type [NOT NULL]>`; keys are never null.
+    Map {
+        /// The key type.
+        key: Box<ColumnType>,
+        /// The value type.
+        value: Box<ColumnType>,
+        /// Values are never null.
+        value_required: bool,
+    },
     /// `geometry` (no CRS: [`GeoType::GeometryWithoutCrs`], which the `crs` rules reject for
     /// new tables), `geometry(<srid or crs>)`, `geography` (OGC:CRS84, spherical),
     /// `geography(<crs>)` or `geography(<crs>, <algorithm>)`: the `crs` crate's type.
@@ -65,6 +93,10 @@ fn render_crs(crs: &Crs) -> String {
     }
 }
 
+fn not_null(required: bool) -> &'static str {
+    if required { " NOT NULL" } else { "" }
+}
+
 impl fmt::Display for ColumnType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -80,6 +112,35 @@ impl fmt::Display for ColumnType {
             ColumnType::String => f.write_str("string"),
             ColumnType::Binary => f.write_str("binary"),
             ColumnType::Uuid => f.write_str("uuid"),
+            ColumnType::Fixed(n) => write!(f, "fixed({n})"),
+            ColumnType::Time => f.write_str("time"),
+            ColumnType::TimestampNs => f.write_str("timestamptz_ns"),
+            ColumnType::TimestampNtzNs => f.write_str("timestamp_ntz_ns"),
+            ColumnType::Struct(fields) => {
+                f.write_str("struct<")?;
+                for (i, c) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}: {}", quote_ident(&c.name), c.data_type)?;
+                    if c.required {
+                        f.write_str(" NOT NULL")?;
+                    }
+                    if let Some(comment) = &c.comment {
+                        write!(f, " COMMENT {}", quote_string(comment))?;
+                    }
+                }
+                f.write_str(">")
+            }
+            ColumnType::Array {
+                element,
+                element_required,
+            } => write!(f, "array<{element}{}>", not_null(*element_required)),
+            ColumnType::Map {
+                key,
+                value,
+                value_required,
+            } => write!(f, "map<{key}, {value}{}>", not_null(*value_required)),
             ColumnType::Geo(GeoType::GeometryWithoutCrs) => f.write_str("geometry"),
             ColumnType::Geo(GeoType::Geometry { crs }) => {
                 write!(f, "geometry({})", render_crs(crs))
@@ -297,10 +358,47 @@ fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
     })
 }
 
-const TYPES: &str = "boolean, int, bigint/long, float, double, decimal(p, s), date, timestamp, \
-timestamp_ntz, string, binary, uuid, geometry(<srid or crs>), geography(<crs>[, <algorithm>])";
+const TYPES: &str = "boolean, int, bigint/long, float, double, decimal(p, s), date, time, \
+timestamp, timestamp_ntz, timestamptz_ns, timestamp_ntz_ns, string, binary, fixed(n), uuid, \
+struct<name: type, ...>, array<type>, map<key type, value type>, geometry(<srid or crs>), \
+geography(<crs>[, <algorithm>])";
 
 fn parse_type(front: &mut Front<'_>, column: &str) -> Result<ColumnType, SqlError> {
+    let mut pending_gt = false;
+    parse_type_at(front, column, 1, &mut pending_gt)
+}
+
+/// Closes a `<`: a `>` token, or half of a `>>` (the tokenizer reads `array<array<int>>`'s end
+/// as one shift operator; `pending_gt` holds its second half for the enclosing type).
+fn close_angle(front: &mut Front<'_>, pending_gt: &mut bool) -> Result<(), SqlError> {
+    if std::mem::take(pending_gt) || front.consume(&Token::Gt) {
+        return Ok(());
+    }
+    if front.consume(&Token::ShiftRight) {
+        *pending_gt = true;
+        return Ok(());
+    }
+    Err(front.error_here(format!("expected >, found {}", front.peek().token)))
+}
+
+/// `NOT NULL` after a nested type, unless the next token is a pending `>`.
+fn nested_not_null(front: &mut Front<'_>, pending_gt: bool) -> bool {
+    !pending_gt && front.words(&["NOT", "NULL"])
+}
+
+fn parse_type_at(
+    front: &mut Front<'_>,
+    column: &str,
+    depth: usize,
+    pending_gt: &mut bool,
+) -> Result<ColumnType, SqlError> {
+    if depth > MAX_NESTING_DEPTH {
+        return Err(SqlError::TooDeep {
+            depth,
+            max: MAX_NESTING_DEPTH,
+            position: position(front.peek().span.start),
+        });
+    }
     let start = front.peek().clone();
     let name = front.identifier("a column type")?.to_ascii_lowercase();
     let simple = match name.as_str() {
@@ -310,8 +408,11 @@ fn parse_type(front: &mut Front<'_>, column: &str) -> Result<ColumnType, SqlErro
         "float" | "real" => Some(ColumnType::Float),
         "double" => Some(ColumnType::Double),
         "date" => Some(ColumnType::Date),
+        "time" => Some(ColumnType::Time),
         "timestamp" | "timestamptz" | "timestamp_ltz" => Some(ColumnType::Timestamp),
         "timestamp_ntz" => Some(ColumnType::TimestampNtz),
+        "timestamptz_ns" | "timestamp_ltz_ns" => Some(ColumnType::TimestampNs),
+        "timestamp_ntz_ns" => Some(ColumnType::TimestampNtzNs),
         "string" => Some(ColumnType::String),
         "binary" => Some(ColumnType::Binary),
         "uuid" => Some(ColumnType::Uuid),
@@ -320,7 +421,92 @@ fn parse_type(front: &mut Front<'_>, column: &str) -> Result<ColumnType, SqlErro
     if let Some(t) = simple {
         return Ok(t);
     }
+    let invalid = |reason: String| SqlError::invalid(format!("type of column `{column}`"), reason);
     match name.as_str() {
+        "timestamp_ns" => Err(invalid(
+            "timestamp_ns is ambiguous here (Spark's timestamp has a time zone, Iceberg's does \
+             not); write timestamptz_ns (with zone) or timestamp_ntz_ns (without)"
+                .into(),
+        )),
+        "fixed" => {
+            let bracket = front.consume(&Token::LBracket);
+            if !bracket {
+                front.expect(&Token::LParen)?;
+            }
+            let n = front.unsigned("fixed length")?;
+            front.expect(if bracket {
+                &Token::RBracket
+            } else {
+                &Token::RParen
+            })?;
+            if n == 0 || n > i32::MAX as u64 {
+                return Err(invalid(format!(
+                    "fixed({n}) needs a length of 1 to {} bytes",
+                    i32::MAX
+                )));
+            }
+            Ok(ColumnType::Fixed(n))
+        }
+        "struct" => {
+            front.expect(&Token::Lt)?;
+            let mut fields: Vec<Column> = Vec::new();
+            loop {
+                let field = front.identifier("a struct field name")?;
+                front.consume(&Token::Colon);
+                let data_type = parse_type_at(front, column, depth + 1, pending_gt)?;
+                let required = nested_not_null(front, *pending_gt);
+                let comment = if !*pending_gt && front.word("COMMENT") {
+                    Some(front.string()?)
+                } else {
+                    None
+                };
+                if fields.iter().any(|f| f.name.eq_ignore_ascii_case(&field)) {
+                    return Err(invalid(format!(
+                        "struct field `{field}` is declared twice (names are case-insensitive); \
+                         rename one"
+                    )));
+                }
+                fields.push(Column {
+                    name: field,
+                    data_type,
+                    required,
+                    comment,
+                });
+                if *pending_gt || !front.consume(&Token::Comma) {
+                    break;
+                }
+            }
+            close_angle(front, pending_gt)?;
+            Ok(ColumnType::Struct(fields))
+        }
+        "array" | "list" => {
+            front.expect(&Token::Lt)?;
+            let element = parse_type_at(front, column, depth + 1, pending_gt)?;
+            let element_required = nested_not_null(front, *pending_gt);
+            close_angle(front, pending_gt)?;
+            Ok(ColumnType::Array {
+                element: Box::new(element),
+                element_required,
+            })
+        }
+        "map" => {
+            front.expect(&Token::Lt)?;
+            let key = parse_type_at(front, column, depth + 1, pending_gt)?;
+            if *pending_gt {
+                return Err(invalid("map<...> needs a key and a value type".into()));
+            }
+            // Keys are always required; `NOT NULL` on them is allowed and changes nothing.
+            front.words(&["NOT", "NULL"]);
+            front.expect(&Token::Comma)?;
+            let value = parse_type_at(front, column, depth + 1, pending_gt)?;
+            let value_required = nested_not_null(front, *pending_gt);
+            close_angle(front, pending_gt)?;
+            Ok(ColumnType::Map {
+                key: Box::new(key),
+                value: Box::new(value),
+                value_required,
+            })
+        }
         "decimal" | "dec" | "numeric" => {
             let (precision, scale) = if front.consume(&Token::LParen) {
                 let p = front.unsigned("decimal precision")?;

@@ -269,7 +269,7 @@ fn rewrite() -> impl Strategy<Value = RewriteRequest> {
         })
 }
 
-fn column_type() -> impl Strategy<Value = ColumnType> {
+fn leaf_type() -> impl Strategy<Value = ColumnType> {
     let crs = prop_oneof![
         (0i32..100_000).prop_map(Crs::Srid),
         (1i32..100_000).prop_map(Crs::Epsg),
@@ -303,7 +303,11 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
             ColumnType::String,
             ColumnType::Binary,
             ColumnType::Uuid,
+            ColumnType::Time,
+            ColumnType::TimestampNs,
+            ColumnType::TimestampNtzNs,
         ]),
+        (1u64..=64).prop_map(ColumnType::Fixed),
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
@@ -315,6 +319,40 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
             geoberg_crs::ColumnType::Geography { crs, edges }
         )),
     ]
+}
+
+/// Any column type: leaves, and structs, arrays and maps of them up to three levels deep.
+fn column_type() -> impl Strategy<Value = ColumnType> {
+    leaf_type().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec((ident(), inner.clone(), any::<bool>()), 1..4).prop_map(
+                |fields| {
+                    let mut seen = std::collections::HashSet::new();
+                    ColumnType::Struct(
+                        fields
+                            .into_iter()
+                            .filter(|(n, _, _)| seen.insert(n.to_ascii_lowercase()))
+                            .map(|(name, data_type, required)| Column {
+                                name,
+                                data_type,
+                                required,
+                                comment: None,
+                            })
+                            .collect(),
+                    )
+                }
+            ),
+            (inner.clone(), any::<bool>()).prop_map(|(e, r)| ColumnType::Array {
+                element: Box::new(e),
+                element_required: r,
+            }),
+            (inner.clone(), inner, any::<bool>()).prop_map(|(k, v, r)| ColumnType::Map {
+                key: Box::new(k),
+                value: Box::new(v),
+                value_required: r,
+            }),
+        ]
+    })
 }
 
 fn create_table() -> impl Strategy<Value = CreateTableRequest> {

@@ -48,6 +48,7 @@ fn valid_statements_round_trip() {
         "CREATE TABLE IF NOT EXISTS org_catalog.test_db.test_table (id bigint, data string, geom geometry(4326)) PARTITIONED BY (bucket(4, id))",
         "CREATE TABLE db.t (id int NOT NULL COMMENT 'key', g geography('OGC:CRS84', karney), m geometry(EPSG:3857), u geometry, d decimal(10, 2), ts timestamp_ntz, b binary, f float, x double, ok boolean, day date, at timestamp, k uuid, l long) USING iceberg PARTITIONED BY (days(at), truncate(k, 4), l) TBLPROPERTIES ('write.target-file-size-bytes' = '1048576', 'format-version' = 3)",
         "CREATE TABLE `my db`.`t.1` (`select` string, geom geometry(0))",
+        "CREATE TABLE db.n (s struct<a: int NOT NULL COMMENT 'x', b struct<c: array<array<double>>>>, l array<string NOT NULL>, m map<string, struct<v: decimal(38, 10)>>, mm map<int, map<string, bigint NOT NULL>>, f fixed(16), g fixed[4], t time, ns timestamptz_ns, nn timestamp_ntz_ns, u uuid, geom geometry(4326))",
         "SHOW CREATE TABLE org_catalog.test_db.test_table",
         "SHOW TBLPROPERTIES db.t ('format-version')",
         "SHOW TBLPROPERTIES db.t",
@@ -339,6 +340,17 @@ fn errors_name_the_fix() {
         ),
         ("CREATE TABLE t (d decimal(40, 2))", "precision <= 38"),
         (
+            "CREATE TABLE t (s struct<a: int, A: string>)",
+            "declared twice",
+        ),
+        ("CREATE TABLE t (m map<int>)", "expected ,"),
+        ("CREATE TABLE t (l array<int)", "expected >"),
+        (
+            "CREATE TABLE t (x timestamp_ns)",
+            "timestamptz_ns (with zone)",
+        ),
+        ("CREATE TABLE t (f fixed(0))", "length of 1"),
+        (
             "CREATE TABLE t (g geometry('EPSG'))",
             "invalid CRS of column `g`",
         ),
@@ -497,4 +509,37 @@ fn hostile_input_hits_limits_not_the_stack() {
         ")".repeat(200)
     );
     assert!(error(&nested_wkt).to_string().contains("nests 201 levels"));
+    let nested_type = format!(
+        "CREATE TABLE t (a {}int{})",
+        "array<".repeat(200),
+        ">".repeat(200)
+    );
+    assert!(matches!(error(&nested_type), SqlError::TooDeep { .. }));
+}
+
+#[test]
+fn nested_types_keep_their_shape() {
+    let Ok(Statement::CreateTable(r)) =
+        parse("CREATE TABLE t (s struct<a:int, b: array<map<string, int>>> NOT NULL)")
+    else {
+        panic!()
+    };
+    let c = &r.columns[0];
+    assert!(c.required);
+    let ColumnType::Struct(fields) = &c.data_type else {
+        panic!("{c:?}")
+    };
+    assert_eq!(fields[0].name, "a");
+    assert_eq!(fields[0].data_type, ColumnType::Int);
+    assert_eq!(
+        fields[1].data_type,
+        ColumnType::Array {
+            element: Box::new(ColumnType::Map {
+                key: Box::new(ColumnType::String),
+                value: Box::new(ColumnType::Int),
+                value_required: false,
+            }),
+            element_required: false,
+        }
+    );
 }

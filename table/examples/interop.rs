@@ -2,13 +2,19 @@
 //!
 //! `interop scan <catalog.db> <catalog-name> <namespace.table> <geom-col> <minx> <miny> <maxx> <maxy>`
 //! prints a JSON line with the explain counters and the sorted ids read.
-//! `interop write <catalog.db> <warehouse>` creates `geo.points_v3` (geometry(4326), 8 files)
-//! and `geo.points_v2` (legacy geometry + bbox columns, format-version 2) and prints their rows.
+//! `interop write <catalog.db> <warehouse>` creates `geo.points_v3` (geometry(4326), 8 files),
+//! `geo.points_v2` (legacy geometry + bbox columns, format-version 2) and `geo.nested_v3`
+//! (struct, list, map, decimal, uuid, fixed, time and geometry columns, 3 files) and prints
+//! their rows.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
+use arrow_array::builder::{Float64Builder, ListBuilder, MapBuilder, StringBuilder};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Decimal128Array, FixedSizeBinaryArray, Int32Array, Int64Array,
+    RecordBatch, StringArray, StructArray, Time64MicrosecondArray,
+};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_table::{
     BBox, Catalog, Column, CreateTable, DataType, SqliteCatalog, Table, TableIdent,
@@ -131,6 +137,144 @@ fn write(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     }
     let geom = v3.scan().execute()?.0;
     let n: usize = geom.iter().map(|b| b.column(2).len()).sum();
-    println!("{}", serde_json::json!({"rows": rows, "count": n}));
+    let nested = write_nested(catalog_of(&v3))?;
+    println!(
+        "{}",
+        serde_json::json!({"rows": rows, "count": n, "nested": nested})
+    );
     Ok(())
+}
+
+fn catalog_of(t: &Table) -> Arc<dyn Catalog> {
+    t.catalog().clone()
+}
+
+/// `geo.nested_v3`: every nested and newer primitive type beside a geometry, in 3 appends;
+/// returns the rows as JSON (decimals and uuids as strings).
+fn write_nested(
+    catalog: Arc<dyn Catalog>,
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    let mut table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new(
+            "s",
+            DataType::struct_of([
+                Column::new("a", DataType::Int),
+                Column::new("b", DataType::String).required(),
+            ]),
+        ),
+        Column::new("tags", DataType::list(DataType::String)),
+        Column::new("attrs", DataType::map(DataType::String, DataType::Double)),
+        Column::new("price", DataType::decimal(10, 2)),
+        Column::new("uid", DataType::Uuid),
+        Column::new("raw", DataType::Fixed(4)),
+        Column::new("t", DataType::Time),
+        Column::new("geom", DataType::geometry(4326)),
+    ])
+    .create(catalog, &TableIdent::new("geo", "nested_v3")?)?;
+    let mut rows = Vec::new();
+    for part in 0..3i64 {
+        let ids: Vec<i64> = (part * 10..part * 10 + 10).collect();
+        let a: Int32Array = ids
+            .iter()
+            .map(|&i| (i % 5 != 0).then_some(i as i32 * 2))
+            .collect();
+        let b = StringArray::from_iter_values(ids.iter().map(|i| format!("n{i}")));
+        let s = StructArray::from(vec![
+            (
+                Arc::new(Field::new("a", ArrowType::Int32, true)),
+                Arc::new(a) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("b", ArrowType::Utf8, false)),
+                Arc::new(b) as ArrayRef,
+            ),
+        ]);
+        let mut tags = ListBuilder::new(StringBuilder::new());
+        let mut attrs = MapBuilder::new(None, StringBuilder::new(), Float64Builder::new());
+        for &i in &ids {
+            if i % 7 == 0 {
+                tags.append_null();
+            } else {
+                for k in 0..i % 3 {
+                    tags.values().append_value(format!("t{k}"));
+                }
+                tags.append(true);
+            }
+            attrs.keys().append_value("w");
+            attrs.values().append_value(i as f64 / 2.0);
+            if i % 4 == 0 {
+                attrs.keys().append_value("h");
+                attrs.values().append_null();
+            }
+            attrs.append(true)?;
+        }
+        let price = Decimal128Array::from_iter_values(ids.iter().map(|&i| i as i128 * 125 - 1000))
+            .with_precision_and_scale(10, 2)?;
+        let uid = FixedSizeBinaryArray::try_from_iter(ids.iter().map(|&i| {
+            uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0000_0000_0000_0000 + i as u128)
+                .into_bytes()
+        }))?;
+        let raw = FixedSizeBinaryArray::try_from_iter(
+            ids.iter().map(|&i| (i as u32 * 77).to_be_bytes()),
+        )?;
+        let t = Time64MicrosecondArray::from_iter_values(ids.iter().map(|&i| i * 1_000_003));
+        let geom = BinaryArray::from_iter_values(ids.iter().map(|&i| point(i as f64, -(i as f64))));
+        let label = HashMap::from([("srid".to_string(), "4326".to_string())]);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(s),
+            Arc::new(tags.finish()),
+            Arc::new(attrs.finish()),
+            Arc::new(price),
+            Arc::new(uid),
+            Arc::new(raw),
+            Arc::new(t),
+            Arc::new(geom),
+        ];
+        let names = [
+            "id", "s", "tags", "attrs", "price", "uid", "raw", "t", "geom",
+        ];
+        let fields: Vec<Field> = names
+            .iter()
+            .zip(&columns)
+            .map(|(n, c)| {
+                let f = Field::new(*n, c.data_type().clone(), *n != "id");
+                if *n == "geom" {
+                    f.with_metadata(label.clone())
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
+        table = table.append(&[batch])?.0;
+        for &i in &ids {
+            let tags: Option<Vec<String>> =
+                (i % 7 != 0).then(|| (0..i % 3).map(|k| format!("t{k}")).collect());
+            let mut attrs = vec![serde_json::json!(["w", i as f64 / 2.0])];
+            if i % 4 == 0 {
+                attrs.push(serde_json::json!(["h", null]));
+            }
+            let cents = i * 125 - 1000;
+            rows.push(serde_json::json!({
+                "id": i,
+                "a": (i % 5 != 0).then_some(i * 2),
+                "b": format!("n{i}"),
+                "tags": tags,
+                "attrs": attrs,
+                "price": format!("{}{}.{:02}", if cents < 0 { "-" } else { "" }, cents.abs() / 100, cents.abs() % 100),
+                "uid": uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0000_0000_0000_0000 + i as u128).to_string(),
+                "raw": hex((i as u32 * 77).to_be_bytes()),
+                "t_us": i * 1_000_003,
+                "x": i as f64,
+                "y": -(i as f64),
+            }));
+        }
+    }
+    Ok(rows)
+}
+
+fn hex(bytes: [u8; 4]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

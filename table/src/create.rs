@@ -10,7 +10,7 @@ use geoberg_crs::{extent_of, validate_declaration};
 use geoberg_sql::{CreateTableRequest, PartitionTransform};
 use iceberg::spec::{
     FormatVersion, NestedField, Schema, SortOrder, TableMetadata, TableMetadataBuilder, Transform,
-    Type, UnboundPartitionSpec,
+    UnboundPartitionSpec,
 };
 
 use crate::bridge::GeoFields;
@@ -202,6 +202,16 @@ impl CreateTable {
         }
         let (columns, partition) = self.with_derived_columns(&mut properties)?;
         check_unique(&columns)?;
+        if version != CrsVersion::V3
+            && let Some(c) = columns.iter().find(|c| c.data_type.needs_v3())
+        {
+            return Err(Error::Schema(format!(
+                "column {:?} is {}: nanosecond timestamps need table format-version 3; drop \
+                 the 'format-version' property (new tables default to 3) or use microsecond \
+                 timestamps",
+                c.name, c.data_type
+            )));
+        }
         let schema = iceberg_schema(&columns)?;
         let spec = partition_spec(&columns, &partition)?;
         let format_version = match version {
@@ -317,19 +327,20 @@ fn check_unique(columns: &[Column]) -> Result<()> {
     Ok(())
 }
 
+/// The Iceberg schema: top-level columns get ids 1..=n (partition specs refer to them so),
+/// nested fields the ids after, as Iceberg Java's `AssignFreshIds` numbers them.
 fn iceberg_schema(columns: &[Column]) -> Result<Schema> {
-    let fields = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let ty = Type::Primitive(c.data_type.iceberg_type());
-            Arc::new(if c.required {
-                NestedField::required(i as i32 + 1, &c.name, ty)
-            } else {
-                NestedField::optional(i as i32 + 1, &c.name, ty)
-            })
-        })
-        .collect::<Vec<_>>();
+    let mut next_id = columns.len() as i32 + 1;
+    let mut fields = Vec::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        let ty = c.data_type.iceberg_type(&c.name, &mut next_id)?;
+        fields.push(Arc::new(NestedField::new(
+            i as i32 + 1,
+            &c.name,
+            ty,
+            c.required,
+        )));
+    }
     Ok(Schema::builder().with_fields(fields).build()?)
 }
 
@@ -349,6 +360,12 @@ fn partition_spec(
                     p.column
                 ))
             })?;
+        if col.data_type.is_nested() {
+            return Err(Error::Schema(format!(
+                "cannot partition by {} column {:?}: partition by a primitive column",
+                col.data_type, p.column
+            )));
+        }
         if col.data_type.is_geo() {
             return Err(Error::Schema(format!(
                 "cannot partition by geo column {:?}: the Iceberg spec allows no transform \
@@ -435,7 +452,25 @@ mod tests {
             err.to_string().contains("cannot partition by geo column"),
             "{err}"
         );
-        let err = CreateTable::from_request(&request("CREATE TABLE db.t (d uuid)")).unwrap_err();
-        assert!(matches!(err, Error::WrongColumnType { .. }), "{err}");
+        let create = CreateTable::from_request(&request(
+            "CREATE TABLE db.t (d uuid, s struct<a: decimal(9, 2), b: array<string>>)",
+        ))
+        .unwrap();
+        assert_eq!(create.columns[0].data_type, DataType::Uuid);
+        assert_eq!(
+            create.columns[1].data_type,
+            DataType::struct_of([
+                Column::new("a", DataType::decimal(9, 2)),
+                Column::new("b", DataType::list(DataType::String)),
+            ])
+        );
+        let err = CreateTable::from_request(&request(
+            "CREATE TABLE db.t (s struct<a: int>) PARTITIONED BY (s)",
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("partition by a primitive"),
+            "{err}"
+        );
     }
 }

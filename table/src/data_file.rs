@@ -6,7 +6,10 @@ use std::collections::HashMap;
 
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, encode_geospatial_bounds};
-use iceberg::spec::{DataContentType, DataFile, DataFileBuilder, DataFileFormat, Datum, Struct};
+use iceberg::spec::{
+    DataContentType, DataFile, DataFileBuilder, DataFileFormat, Datum, NestedField, Struct,
+    StructType, Type,
+};
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{Error, Result};
@@ -59,7 +62,8 @@ pub(crate) fn data_file_entry(
     let mut nan_counts = HashMap::new();
     let mut lower: HashMap<i32, Datum> = HashMap::new();
     let mut upper: HashMap<i32, Datum> = HashMap::new();
-    for field in table.metadata().current_schema().as_struct().fields() {
+    for leaf_field in metric_leaves(table.metadata().current_schema().as_struct()) {
+        let field = leaf_field.field;
         let id = field.id;
         let mode = metrics.mode(id);
         let Some(&leaf) = leaf_of.get(&id) else {
@@ -88,7 +92,10 @@ pub(crate) fn data_file_entry(
         if let Some(&n) = file.nan_counts.get(&id) {
             nan_counts.insert(id, n);
         }
-        if !matches!(mode, MetricsMode::Truncate(_) | MetricsMode::Full) {
+        // Bounds only for leaves reached through structs alone, as Iceberg Java stores them
+        // (`ParquetMetrics.shouldStoreBounds`): a list element's or map entry's bounds would
+        // not bound the rows.
+        if !matches!(mode, MetricsMode::Truncate(_) | MetricsMode::Full) || !leaf_field.bounds {
             continue;
         }
         let geo = table.geo_columns().iter().find(|g| g.field_id == id);
@@ -146,6 +153,45 @@ pub(crate) fn data_file_entry(
         .split_offsets(Some(split_offsets))
         .build()
         .map_err(|e| Error::corrupt(&file.location, format!("data file entry: {e}")))
+}
+
+/// A primitive field of the schema that metrics are kept for.
+pub(crate) struct MetricLeaf<'a> {
+    /// The field.
+    pub field: &'a NestedField,
+    /// Its name as `write.metadata.metrics.column.<name>` spells it (`a.b` inside structs,
+    /// `l.element`, `m.key`, `m.value`).
+    pub name: String,
+    /// Reached through structs only: lower and upper bounds bound its rows.
+    pub bounds: bool,
+}
+
+/// Every primitive field of `schema`, depth first, with its dotted name.
+pub(crate) fn metric_leaves(schema: &StructType) -> Vec<MetricLeaf<'_>> {
+    fn walk<'a>(f: &'a NestedField, name: String, bounds: bool, out: &mut Vec<MetricLeaf<'a>>) {
+        match &*f.field_type {
+            Type::Primitive(_) => out.push(MetricLeaf {
+                field: f,
+                name,
+                bounds,
+            }),
+            Type::Struct(s) => {
+                for c in s.fields() {
+                    walk(c, format!("{name}.{}", c.name), bounds, out);
+                }
+            }
+            Type::List(l) => walk(&l.element_field, format!("{name}.element"), false, out),
+            Type::Map(m) => {
+                walk(&m.key_field, format!("{name}.key"), false, out);
+                walk(&m.value_field, format!("{name}.value"), false, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in schema.fields() {
+        walk(f, f.name.clone(), true, &mut out);
+    }
+    out
 }
 
 /// Spec Appendix D point bounds of a box; never raw WKB prefixes.

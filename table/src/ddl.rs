@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::schema::{DataType, PartitionField, render_geo_sql};
+use crate::schema::{DataType, PartitionField, quote_name, render_geo_sql};
 use crate::table::Table;
 
 impl Table {
@@ -16,18 +16,11 @@ impl Table {
         for (i, f) in fields.iter().enumerate() {
             let ty = match self.geo_columns().iter().find(|g| g.field_id == f.id) {
                 Some(g) => render_geo_sql(&g.column_type),
-                None => match f
-                    .field_type
-                    .as_primitive_type()
-                    .and_then(DataType::from_iceberg)
-                {
-                    Some(t) => t.to_string(),
-                    None => f.field_type.to_string().to_uppercase(),
-                },
+                None => DataType::from_iceberg(&f.field_type).to_string(),
             };
             let not_null = if f.required { " NOT NULL" } else { "" };
             let sep = if i + 1 == fields.len() { ")" } else { ",\n" };
-            let _ = write!(out, "{} {ty}{not_null}{sep}", f.name);
+            let _ = write!(out, "{} {ty}{not_null}{sep}", quote_name(&f.name));
         }
         out.push_str("\nUSING iceberg");
         let spec = md.default_partition_spec();

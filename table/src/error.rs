@@ -203,6 +203,62 @@ pub enum Error {
     /// A statement or WHERE condition that does not parse.
     #[error(transparent)]
     Sql(#[from] geoberg_sql::SqlError),
+    /// A file that cannot be imported as it is (its geometry column, its metadata); nothing
+    /// was written.
+    #[error("cannot import {location}: {reason}")]
+    Import {
+        /// The file.
+        location: String,
+        /// What is wrong, and the way out.
+        reason: String,
+    },
+    /// A file whose geometry CRS no column can declare; nothing was written.
+    #[error(
+        "cannot import {location}: its column {column:?} is in {file_crs}. {source}. Or import \
+         the values as they are: --srid 0 (ImportOptions::srid(0)) writes them unchanged into \
+         geometry(0) and records the file's CRS in the table property \
+         geoberg.source-crs.{column}"
+    )]
+    ImportCrs {
+        /// The file.
+        location: String,
+        /// The geometry column.
+        column: String,
+        /// The CRS the file declares, described.
+        file_crs: String,
+        /// The declaration rule it breaks (`ST_INVALID_SRID_VALUE`).
+        source: Box<geoberg_crs::CrsError>,
+    },
+    /// A geometry column whose Parquet CRS and GeoParquet CRS disagree; nothing was written.
+    #[error(
+        "cannot import {location}: column {column:?} has two CRSs that disagree: its Parquet \
+         logical type says {parquet}, its GeoParquet metadata says {geoparquet}. geoberg does not \
+         guess which is right: pass --srid (ImportOptions::srid) with the SRID that is (it must \
+         agree with both, as 4326 does with OGC:CRS84 and EPSG:4326 for longitude/latitude \
+         data), or --srid 0 to keep the values in geometry(0), or fix the file's metadata"
+    )]
+    ImportCrsConflict {
+        /// The file.
+        location: String,
+        /// The geometry column.
+        column: String,
+        /// The Parquet logical type's CRS, described.
+        parquet: String,
+        /// The GeoParquet metadata's CRS, described.
+        geoparquet: String,
+    },
+    /// An import that stopped after it started writing; `state` says what is true now.
+    #[error("import of {location} into {table} failed: {source}. {state}")]
+    ImportFailed {
+        /// The file.
+        location: String,
+        /// `namespace.table`.
+        table: String,
+        /// What was committed, removed or kept, and whether running it again is safe.
+        state: String,
+        /// Why it stopped.
+        source: Box<Error>,
+    },
     /// A rewrite whose inputs changed underneath it: committing would lose or resurrect rows.
     /// Not retryable as is; run the rewrite again on the reloaded table.
     #[error(

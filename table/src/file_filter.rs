@@ -13,8 +13,6 @@ use iceberg::spec::{DataFile, Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
 use crate::geography_window::{GeographyWindow, wrapping_envelope_on_planar_column};
-use crate::properties::BBOX_SOURCE_PROPERTY;
-use crate::schema::BBOX_COLUMN_NAMES;
 use crate::table::Table;
 
 /// For each of `files`, whether it may hold a row matching `predicate`.
@@ -149,7 +147,8 @@ fn collect_spatial(
 }
 
 /// The geometry column's bounding box in a file's manifest entry: the v3 point bounds of the
-/// column, else (legacy columns) the double bounds of the materialised bbox columns.
+/// column, else the double bounds of its bbox columns (under any of the names
+/// `bbox_columns` knows).
 pub(crate) fn file_geometry_bbox(
     table: &Table,
     file: &DataFile,
@@ -172,24 +171,7 @@ pub(crate) fn file_geometry_bbox(
     {
         return decode_geospatial_bounds(kind, &lo, &hi).ok();
     }
-    let md = table.metadata();
-    let source = md.properties().get(BBOX_SOURCE_PROPERTY)?;
-    let name = md.current_schema().field_by_id(field_id)?.name.clone();
-    if *source != name {
-        return None;
-    }
-    let schema = md.current_schema();
-    let double = |d: Option<&Datum>| match d?.literal() {
-        PrimitiveLiteral::Double(v) => Some(v.0),
-        _ => None,
-    };
-    let id = |k: usize| schema.field_by_name(BBOX_COLUMN_NAMES[k]).map(|f| f.id);
-    Some(BBox::new(
-        double(file.lower_bounds().get(&id(0)?))?,
-        double(file.lower_bounds().get(&id(1)?))?,
-        double(file.upper_bounds().get(&id(2)?))?,
-        double(file.upper_bounds().get(&id(3)?))?,
-    ))
+    crate::bbox_columns::file_bbox_from_columns(table, file, field_id)
 }
 
 struct Evaluator<'a> {

@@ -11,7 +11,7 @@
 //!
 //! | module | spec section / idea |
 //! |---|---|
-//! | [`bridge`], `typestring`, `schema` | geo types in schemas and manifests; column types |
+//! | [`bridge`], `typestring`, `schema` | geo types in schemas and manifests; column types (every Iceberg type, nested ones with their own field ids) |
 //! | `manifest`, `avro` | manifests and manifest lists: the one reader |
 //! | `data_file` | a Parquet footer → a `data_file` entry, under the metrics modes (`metrics`) |
 //! | `snapshot` | the snapshot producer every operation commits through: manifests, summary, row lineage, metadata, validation, catalog swap and retry |
@@ -21,8 +21,9 @@
 //! | `create`, `ddl` | creating a table; `SHOW CREATE TABLE` |
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), maintenance |
-//! | `scan`, `file_index`, `file_filter` | scans, spatial file pruning, file selection by predicate |
+//! | `scan`, `file_index`, `file_filter`, `bbox_columns` | scans, spatial file pruning (on the column's bounds, or on bbox columns under any writer's names), file selection by predicate |
 //! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
+//! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
 //!
 //! **Where a new operation goes:** one file in `ops/` that implements the crate's
@@ -75,6 +76,7 @@
 #![forbid(unsafe_code)]
 
 mod avro;
+mod bbox_columns;
 pub mod bridge;
 mod cache;
 mod catalog;
@@ -88,6 +90,7 @@ mod file_filter;
 mod file_index;
 mod geography_window;
 mod ident;
+pub mod import;
 mod lineage;
 mod manifest;
 mod metrics;
@@ -104,6 +107,9 @@ mod table;
 mod typestring;
 mod write;
 
+pub use bbox_columns::{
+    BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, parse_bbox_columns_property,
+};
 pub use bridge::GeoFields;
 pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog, connect_catalog};
 pub use create::CreateTable;
@@ -115,12 +121,13 @@ pub mod testing {
     pub use crate::faults::{Fault, FaultyCatalog, FaultyStore};
 }
 pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, Extent, HilbertSpec};
-pub use geoberg_geostats::BBox;
+pub use geoberg_geostats::{BBox, BBoxColumnNames};
 pub use geoberg_pruning::{FileBounds, FileIndex, PruneError, PrunePlan, SpatialFilter};
 pub use geoberg_puffin::{DeletionVector, RowRun};
 pub use geoberg_rewrite::{RewriteOptions, RewritePlan};
 pub use geoberg_sql::{Predicate, RewriteRequest};
 pub use ident::TableIdent;
+pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use ops::append::AppendReport;
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
@@ -133,8 +140,8 @@ pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,
     HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, MERGE_MODE_PROPERTY, ROW_GROUP_ROWS_PROPERTY,
-    RowChangeMode, SPATIAL_INDEX_PROPERTY_PREFIX, TARGET_FILE_SIZE_PROPERTY, TableProperties,
-    UPDATE_MODE_PROPERTY,
+    RowChangeMode, SOURCE_CRS_PROPERTY_PREFIX, SPATIAL_INDEX_PROPERTY_PREFIX,
+    TARGET_FILE_SIZE_PROPERTY, TableProperties, UPDATE_MODE_PROPERTY,
 };
 pub use row_filter::RowFilter;
 pub use scan::{FILE_COLUMN, POS_COLUMN, Scan, ScanExplain, ScanPlan};

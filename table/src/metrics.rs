@@ -70,7 +70,8 @@ impl MetricsConfig {
     /// Resolves modes as Java does: an explicit default applies to all columns and lifts the
     /// column cap; otherwise the first `max-inferred-column-defaults` (100) columns get
     /// `truncate(16)` and the rest `none`; sort columns are raised to `truncate(16)`; per-column
-    /// properties win. `columns` are `(field id, name)` in schema order.
+    /// properties win. `columns` are the primitive fields as `(field id, name)`, nested ones
+    /// by dotted name (`s.a`, `tags.element`, `m.key`), in field-id order (as Java limits them).
     pub fn new(
         properties: &HashMap<String, String>,
         columns: &[(i32, String)],
@@ -138,6 +139,13 @@ impl ColumnBounds {
         let MetricsMode::Truncate(n) = mode else {
             return (self.lower.clone(), self.upper.clone());
         };
+        // Truncation shortens strings and binaries only; a fixed, uuid or decimal bound is
+        // kept whole (a shorter fixed value is no value of its type).
+        let truncatable =
+            |d: &Datum| matches!(d.data_type(), PrimitiveType::String | PrimitiveType::Binary);
+        if !self.lower.iter().chain(&self.upper).all(truncatable) {
+            return (self.lower.clone(), self.upper.clone());
+        }
         let lower = self.lower.as_ref().map(|d| truncate_lower(d, n));
         let upper = self.upper.as_ref().and_then(|d| truncate_upper(d, n));
         (lower, upper)
@@ -211,6 +219,25 @@ fn statistics_datums(stats: &Statistics, ty: &PrimitiveType) -> Option<(Datum, D
         (S::ByteArray(s), P::Binary) => both(s.min_opt(), s.max_opt(), |v| {
             Some(Datum::binary(v.data().iter().copied()))
         }),
+        (S::Int64(s), P::Time) => both(s.min_opt(), s.max_opt(), |v| Datum::time_micros(*v).ok()),
+        (S::Int64(s), P::TimestampNs) => both(s.min_opt(), s.max_opt(), |v| {
+            Some(Datum::timestamp_nanos(*v))
+        }),
+        (S::Int64(s), P::TimestamptzNs) => both(s.min_opt(), s.max_opt(), |v| {
+            Some(Datum::timestamptz_nanos(*v))
+        }),
+        // Decimals: the unscaled value, as Iceberg serialises it (big-endian two's complement).
+        (S::Int32(s), P::Decimal { .. }) => both(s.min_opt(), s.max_opt(), |v| {
+            Datum::try_from_bytes(&i128::from(*v).to_be_bytes(), ty.clone()).ok()
+        }),
+        (S::Int64(s), P::Decimal { .. }) => both(s.min_opt(), s.max_opt(), |v| {
+            Datum::try_from_bytes(&i128::from(*v).to_be_bytes(), ty.clone()).ok()
+        }),
+        (S::FixedLenByteArray(s), P::Decimal { .. } | P::Uuid | P::Fixed(_)) => {
+            both(s.min_opt(), s.max_opt(), |v| {
+                Datum::try_from_bytes(v.data(), ty.clone()).ok()
+            })
+        }
         _ => None,
     }
 }

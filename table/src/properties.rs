@@ -8,8 +8,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::bbox_columns::{is_bbox_columns_value, parse_bbox_column_properties};
 use crate::error::{Error, Result};
 use crate::spatial_index::{HilbertCell, SpatialIndex};
+use geoberg_geostats::BBoxColumnNames;
 
 /// `commit.retry.num-retries`: how often a commit that lost the race to a concurrent writer is
 /// re-applied on the newer metadata (Iceberg's default is 4).
@@ -30,6 +32,10 @@ pub const ROW_GROUP_ROWS_PROPERTY: &str = "geoberg.parquet.row-group-rows";
 pub const LEGACY_GEOMETRY_PROPERTY: &str = "geoberg.legacy-geometry-field-ids";
 /// Table property naming the geometry column whose bbox columns we materialise.
 pub const BBOX_SOURCE_PROPERTY: &str = "geoberg.bbox-columns.source";
+/// Prefix of `geoberg.source-crs.<column>`: the CRS (PROJJSON, or an authority code) that an
+/// imported file declared for a column imported into `geometry(0)`, which records no CRS
+/// itself.
+pub const SOURCE_CRS_PROPERTY_PREFIX: &str = "geoberg.source-crs.";
 /// Table property recording a derived Hilbert-cell partition column, as JSON
 /// `{"column": <geometry column>, "precision": <bits per axis>, "bounds": [minX, minY, maxX, maxY]}`.
 pub const HILBERT_CELL_PROPERTY: &str = "geoberg.partition.hilbert-cell";
@@ -132,6 +138,12 @@ pub struct TableProperties {
     pub row_group_rows: usize,
     /// `geoberg.bbox-columns.source`: the geometry column the bbox columns are derived from.
     pub bbox_source: Option<String>,
+    /// `geoberg.bbox-columns.<geometry column>`: bbox columns under other names, by geometry
+    /// column.
+    pub bbox_columns: std::collections::BTreeMap<String, BBoxColumnNames>,
+    /// `geoberg.source-crs.<column>`: the CRS an imported file declared for a column that was
+    /// imported into `geometry(0)`, by column.
+    pub source_crs: std::collections::BTreeMap<String, String>,
     /// `geoberg.partition.hilbert-cell`: the derived cell column's curve.
     pub hilbert_cell: Option<HilbertCell>,
     /// `geoberg.legacy-geometry-field-ids`: binary columns holding no-CRS geometry.
@@ -211,7 +223,18 @@ impl TableProperties {
             commit_retry,
             target_file_size_bytes,
             row_group_rows,
-            bbox_source: properties.get(BBOX_SOURCE_PROPERTY).cloned(),
+            bbox_source: properties
+                .get(BBOX_SOURCE_PROPERTY)
+                .filter(|v| !is_bbox_columns_value(v))
+                .cloned(),
+            bbox_columns: parse_bbox_column_properties(properties)?,
+            source_crs: properties
+                .iter()
+                .filter_map(|(k, v)| {
+                    let column = k.strip_prefix(SOURCE_CRS_PROPERTY_PREFIX)?;
+                    Some((column.to_string(), v.clone()))
+                })
+                .collect(),
             hilbert_cell,
             legacy_geometry_field_ids,
             spatial_indexes,

@@ -439,12 +439,14 @@ impl<'a> Scan<'a> {
         // (whose statistics, written by geostats' factory, hold great-circle edges and wrap).
         let keep_groups: Vec<usize> = match filter_col {
             Some((idx, f)) => {
+                // Column chunks are per leaf: nested columns before the geometry have several.
+                let leaf = (0..parquet_schema.num_columns())
+                    .find(|&l| parquet_schema.get_column_root_idx(l) == idx);
                 let groups: Vec<RowGroupBounds> = row_groups
                     .iter()
                     .map(|rg| {
-                        let bbox = rg
-                            .columns()
-                            .get(idx)
+                        let bbox = leaf
+                            .and_then(|l| rg.columns().get(l))
                             .and_then(|c| c.geo_statistics())
                             .and_then(|g| g.bounding_box())
                             .map(|b| {

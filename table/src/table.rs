@@ -146,13 +146,14 @@ impl Table {
     /// Metrics modes of the current schema's columns (`write.metadata.metrics.*`).
     pub fn metrics_config(&self) -> Result<MetricsConfig> {
         let md = &self.metadata;
-        let columns: Vec<(i32, String)> = md
-            .current_schema()
-            .as_struct()
-            .fields()
-            .iter()
-            .map(|f| (f.id, f.name.clone()))
-            .collect();
+        // Every primitive field, nested ones included, in field-id order: for a new table
+        // that is Iceberg Java's order (top-level columns, then nested fields).
+        let mut columns: Vec<(i32, String)> =
+            crate::data_file::metric_leaves(md.current_schema().as_struct())
+                .into_iter()
+                .map(|l| (l.field.id, l.name))
+                .collect();
+        columns.sort_unstable_by_key(|c| c.0);
         let sort_ids: Vec<i32> = md
             .default_sort_order()
             .fields

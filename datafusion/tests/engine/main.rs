@@ -10,5 +10,6 @@ mod join;
 mod object_storage;
 mod pushdown;
 mod rectangle;
+mod row_changes;
 mod scan;
 mod statements;

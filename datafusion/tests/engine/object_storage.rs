@@ -1,28 +1,25 @@
-//! A table in S3 (a real SeaweedFS server started by the test kit) queried and changed through
-//! the engine: the scan reads through the table's own configured client (endpoint,
-//! credentials), deletes apply, and an INSERT lands its files in the bucket.
+//! A table in S3 (a real SeaweedFS server started by the test kit) behind a PostgreSQL catalog
+//! (a real server too), queried and changed through the engine: the scan reads through the
+//! table's own configured client (endpoint, credentials), catalog lookups from inside the
+//! engine's async runtime work, and an INSERT and a DELETE land their files in the bucket.
 
 use std::sync::Arc;
 
 use geoberg_datafusion::BlockingSession;
-use geoberg_table::{Catalog, SqliteCatalog, Storage, Table, TableIdent};
-use geoberg_testkit::S3Server;
+use geoberg_table::{Catalog, PostgresCatalog, Storage, Table, TableIdent};
+use geoberg_testkit::{PostgresServer, S3Server};
 
 use crate::common::{Row, append_files, create_points_in, ids, scalar_i64};
 
 #[test]
-fn an_s3_table_is_queried_and_appended_to_through_the_engine() {
+fn an_s3_table_behind_postgresql_is_queried_and_changed_through_the_engine() {
     let s3 = S3Server::shared();
     let bucket = s3.fresh_bucket().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let url = PostgresServer::shared().fresh_database().unwrap();
     let catalog: Arc<dyn Catalog> = Arc::new(
-        SqliteCatalog::open(
-            dir.path().join("catalog.db"),
-            "geoberg",
-            format!("s3://{bucket}/wh"),
-        )
-        .unwrap()
-        .with_storage(Storage::with_options(s3.env())),
+        PostgresCatalog::connect(&url, "geoberg", format!("s3://{bucket}/wh"))
+            .unwrap()
+            .with_storage(Storage::with_options(s3.env())),
     );
     let table = create_points_in(&catalog, "t", 4326, 8);
     let files: Vec<Vec<Row>> = (0..3)
@@ -82,6 +79,16 @@ fn an_s3_table_is_queried_and_appended_to_through_the_engine() {
     );
     let mut with_new = expect.clone();
     with_new.push(999);
+    assert_eq!(
+        ids(&session
+            .sql(&format!("SELECT id FROM geo.t WHERE {window}"))
+            .unwrap()),
+        with_new
+    );
+    session
+        .sql("DELETE FROM geo.t WHERE id = 999 OR n = 1")
+        .unwrap();
+    with_new.retain(|id| *id != 999 && all.iter().find(|r| r.id == *id).unwrap().n != 1);
     assert_eq!(
         ids(&session
             .sql(&format!("SELECT id FROM geo.t WHERE {window}"))

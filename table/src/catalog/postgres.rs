@@ -213,6 +213,10 @@ impl PostgresCatalog {
 
     /// A new connection, with its session identity.
     fn open(&self) -> Result<Conn> {
+        off_async_runtime(|| self.open_here())
+    }
+
+    fn open_here(&self) -> Result<Conn> {
         let mut client = self.config.connect(NoTls).map_err(|e| self.error(e))?;
         let row = client
             .query_typed_one(
@@ -247,13 +251,13 @@ impl PostgresCatalog {
     /// Runs `f` on a connection. A statement the server rejected leaves the connection usable;
     /// any other failure drops it. `idempotent` calls that failed on a pooled connection without
     /// a server answer (it went stale while idle) are repeated once on a new connection.
-    fn with_conn<T>(
+    fn with_conn<T: Send>(
         &self,
         idempotent: bool,
-        mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+        mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error> + Send,
     ) -> Result<T> {
         let (mut conn, pooled) = self.take()?;
-        match f(&mut conn.client) {
+        match off_async_runtime(|| f(&mut conn.client)) {
             Ok(v) => {
                 self.give_back(conn);
                 Ok(v)
@@ -265,7 +269,7 @@ impl PostgresCatalog {
             Err(_) if idempotent && pooled => {
                 drop(conn);
                 let mut conn = self.open()?;
-                let v = f(&mut conn.client).map_err(|e| self.error(e))?;
+                let v = off_async_runtime(|| f(&mut conn.client)).map_err(|e| self.error(e))?;
                 self.give_back(conn);
                 Ok(v)
             }
@@ -533,6 +537,16 @@ impl Catalog for PostgresCatalog {
     }
 
     fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
+        off_async_runtime(|| self.swap_here(table, expected, new))
+    }
+
+    fn drop_table(&self, table: &TableIdent) -> Result<bool> {
+        off_async_runtime(|| self.drop_here(table))
+    }
+}
+
+impl PostgresCatalog {
+    fn swap_here(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()> {
         for attempt in 1.. {
             let (mut conn, _) = self.take()?;
             let failure = match self.swap_once(&mut conn.client, table, expected, new) {
@@ -569,7 +583,7 @@ impl Catalog for PostgresCatalog {
         unreachable!("the loop returns")
     }
 
-    fn drop_table(&self, table: &TableIdent) -> Result<bool> {
+    fn drop_here(&self, table: &TableIdent) -> Result<bool> {
         let sql = format!(
             "DELETE FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2
              AND table_name = $3 AND {TABLE_ROWS} RETURNING 1"
@@ -642,6 +656,19 @@ fn redact_uri(uri: &str) -> String {
         None => tail.to_string(),
     };
     format!("{}{authority}{tail}", &uri[..scheme_end])
+}
+
+/// Runs `f`, a call of the blocking `postgres` client (which drives its own Tokio runtime and
+/// panics when called on a thread that is running another one, e.g. from a DataFusion catalog
+/// lookup), on a scoped thread of its own when the caller is inside a runtime.
+fn off_async_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(v) => v,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
 }
 
 #[cfg(test)]

@@ -106,20 +106,27 @@ impl Table {
 
     /// Commits freshly written data files; removes them if nothing was committed.
     fn commit_data_files(&self, files: Vec<DataFile>) -> Result<Table> {
+        self.commit_written_files(files)
+            .map_err(CommitFailure::into_error)
+    }
+
+    /// Commits freshly written data files as one fast append; removes them if nothing was
+    /// committed, and says whether that is known.
+    pub(crate) fn commit_written_files(
+        &self,
+        files: Vec<DataFile>,
+    ) -> std::result::Result<Table, CommitFailure> {
         let locations: Vec<String> = files.iter().map(|f| f.file_path().to_string()).collect();
         let op = FastAppend {
             files: self.with_spec_ids(files),
         };
-        match commit_with_retry(self, &op) {
-            Ok(table) => Ok(table),
-            Err(CommitFailure::Definite(e)) => {
-                for l in &locations {
-                    let _ = self.storage().delete(l);
-                }
-                Err(e)
+        let result = commit_with_retry(self, &op);
+        if let Err(CommitFailure::Definite(_)) = &result {
+            for l in &locations {
+                let _ = self.storage().delete(l);
             }
-            Err(CommitFailure::Unknown(e)) => Err(e),
         }
+        result
     }
 
     /// Appended files belong to the default partition spec (`DataFile` does not expose its

@@ -80,6 +80,10 @@ impl ChunkReader for StorageFile {
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        // The reader asks for empty ranges (a page of no bytes); object stores refuse them.
+        if length == 0 {
+            return Ok(Bytes::new());
+        }
         self.storage
             .read_range(&self.location, start..start + length as u64)
             .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))

@@ -12,12 +12,13 @@ use geoberg_crs::{ColumnType, ValueSrid, check_value_srid};
 use geoberg_geostats::bbox_columns;
 use geoberg_hilbert::HilbertCurve;
 use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, ROW_ID_COLUMN, lineage_fields};
-use iceberg::spec::{NestedFieldRef, PrimitiveType};
+use iceberg::spec::{NestedFieldRef, PrimitiveType, Type};
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
+use super::conform::conform;
 use crate::error::{Error, Result};
 use crate::properties::{BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY};
-use crate::schema::{BBOX_COLUMN_NAMES, DataType};
+use crate::schema::{BBOX_COLUMN_NAMES, file_arrow_type};
 use crate::table::Table;
 
 /// Field metadata key that labels every value of a batch's geometry column with one SRID, for
@@ -27,7 +28,7 @@ pub const SRID_FIELD_METADATA: &str = "srid";
 /// How each table column is filled.
 pub(crate) struct ColumnPlan {
     pub field: NestedFieldRef,
-    pub ty: PrimitiveType,
+    pub ty: Type,
     pub geo: Option<ColumnType>,
     /// For a bbox column: the geometry column index and which of the four values.
     bbox_of: Option<(usize, usize)>,
@@ -55,13 +56,7 @@ impl BatchAligner {
         let fields = schema.as_struct().fields();
         let mut columns = Vec::with_capacity(fields.len());
         for f in fields {
-            let ty = f.field_type.as_primitive_type().cloned().ok_or_else(|| {
-                Error::WrongColumnType {
-                    column: f.name.clone(),
-                    found: f.field_type.to_string(),
-                    expected: "a primitive type: appends support primitive columns only".into(),
-                }
-            })?;
+            let ty = (*f.field_type).clone();
             let geo = table
                 .geo_columns()
                 .iter()
@@ -104,7 +99,7 @@ impl BatchAligner {
             let curve = cell.curve(HILBERT_CELL_PROPERTY)?;
             let c = columns
                 .iter_mut()
-                .find(|c| c.field.name == name && c.ty == PrimitiveType::Long)
+                .find(|c| c.field.name == name && c.ty == Type::Primitive(PrimitiveType::Long))
                 .ok_or_else(|| bad(format!("the table has no long column {name:?}")))?;
             c.cell_of = Some((g, curve));
         }
@@ -144,16 +139,7 @@ impl BatchAligner {
             };
             let target = self.schema.field(i).data_type();
             let array = match batch.schema().index_of(name) {
-                Ok(idx) => {
-                    let a = batch.column(idx);
-                    if a.data_type() == target {
-                        a.clone()
-                    } else {
-                        arrow_cast::cast(a, target).map_err(|e| {
-                            invalid(format!("cannot convert {} to {target}: {e}", a.data_type()))
-                        })?
-                    }
-                }
+                Ok(idx) => conform(batch.column(idx), target, name)?,
                 Err(_) if !c.field.required => new_null_array(target, rows),
                 Err(_) => {
                     return Err(invalid(
@@ -292,9 +278,7 @@ fn file_arrow_schema(plan: &[ColumnPlan]) -> Arc<ArrowSchema> {
     let fields: Vec<Field> = plan
         .iter()
         .map(|c| {
-            let dt = DataType::from_iceberg(&c.ty)
-                .map(|t| t.arrow_type())
-                .unwrap_or(arrow_schema::DataType::Binary);
+            let dt = file_arrow_type(&c.ty);
             Field::new(&c.field.name, dt, !c.field.required).with_metadata(HashMap::from([(
                 PARQUET_FIELD_ID_META_KEY.to_string(),
                 c.field.id.to_string(),

@@ -5,6 +5,7 @@
 //! [`RecordBatchPartitionSplitter`]: iceberg::arrow::RecordBatchPartitionSplitter
 
 mod align;
+mod conform;
 mod parquet;
 
 use arrow_array::RecordBatch;
@@ -21,7 +22,18 @@ use crate::table::Table;
 /// Writes `batches` into new data files of `table`'s current version, one per partition;
 /// nothing is committed. Empty batches are skipped; an input with no rows writes nothing.
 pub(crate) fn write_data_files(table: &Table, batches: &[RecordBatch]) -> Result<Vec<DataFile>> {
-    write_files(table, batches, false)
+    write_files(table, batches, false, false)
+}
+
+/// [`write_data_files`] where every batch (of each partition) ends a Parquet row group, so
+/// that an import keeps its source file's row groups, and with them the statistics and
+/// locality its writer chose. A batch larger than `geoberg.parquet.row-group-rows` still
+/// splits.
+pub(crate) fn write_data_files_keeping_row_groups(
+    table: &Table,
+    batches: &[RecordBatch],
+) -> Result<Vec<DataFile>> {
+    write_files(table, batches, false, true)
 }
 
 /// [`write_data_files`] for rows that keep their v3 row lineage: the batches' `_row_id` and
@@ -31,10 +43,15 @@ pub(crate) fn write_data_files_with_lineage(
     batches: &[RecordBatch],
 ) -> Result<Vec<DataFile>> {
     let v3 = table.metadata().format_version() >= iceberg::spec::FormatVersion::V3;
-    write_files(table, batches, v3)
+    write_files(table, batches, v3, false)
 }
 
-fn write_files(table: &Table, batches: &[RecordBatch], lineage: bool) -> Result<Vec<DataFile>> {
+fn write_files(
+    table: &Table,
+    batches: &[RecordBatch],
+    lineage: bool,
+    row_group_per_batch: bool,
+) -> Result<Vec<DataFile>> {
     let aligner = BatchAligner::with_lineage(table, lineage)?;
     let md = table.metadata();
     let spec = md.default_partition_spec().clone();
@@ -67,7 +84,7 @@ fn write_files(table: &Table, batches: &[RecordBatch], lineage: bool) -> Result<
     let writer = DataFileWriter::new(table, &aligner)?;
     let mut written = Vec::with_capacity(groups.len());
     for (partition, batches) in groups {
-        match writer.write(partition, &batches) {
+        match writer.write(partition, &batches, row_group_per_batch) {
             Ok(f) => written.push(f),
             Err(e) => {
                 // Nothing will reference the files written so far.

@@ -9,16 +9,18 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, RecordBatch};
+use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema};
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, BBoxAccumulator, GeographyBBoxAccumulator};
 use iceberg::spec::{DataFile, Struct};
+use iceberg::spec::{NestedField, PrimitiveType, Type};
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
-use parquet::basic::{Compression, LogicalType, Repetition, ZstdLevel};
+use parquet::basic::{Compression, LogicalType, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
+use parquet::schema::types::{SchemaDescriptor, Type as ParquetType, TypePtr};
 
 use super::align::{BatchAligner, ColumnPlan};
 use crate::data_file::{WrittenFile, data_file_entry};
@@ -57,8 +59,14 @@ impl<'a> DataFileWriter<'a> {
         })
     }
 
-    /// Writes aligned `batches` of one partition as one new data file under `<table>/data/`.
-    pub(crate) fn write(&self, partition: Struct, batches: &[RecordBatch]) -> Result<DataFile> {
+    /// Writes aligned `batches` of one partition as one new data file under `<table>/data/`;
+    /// with `row_group_per_batch`, each batch ends a row group.
+    pub(crate) fn write(
+        &self,
+        partition: Struct,
+        batches: &[RecordBatch],
+        row_group_per_batch: bool,
+    ) -> Result<DataFile> {
         let plan = &self.aligner.columns;
         let options = ArrowWriterOptions::new()
             .with_properties(self.properties.clone())
@@ -72,8 +80,9 @@ impl<'a> DataFileWriter<'a> {
         for batch in batches {
             for (i, c) in plan.iter().enumerate() {
                 let array = batch.column(i);
-                let mode = self.metrics.mode(c.field.id);
-                if mode == MetricsMode::None {
+                // Geo boxes are the costly metrics: computed only when stored. NaN counts are
+                // cheap, and nested columns have their modes per leaf.
+                if c.geo.is_some() && self.metrics.mode(c.field.id) == MetricsMode::None {
                     continue;
                 }
                 match &c.geo {
@@ -84,14 +93,13 @@ impl<'a> DataFileWriter<'a> {
                             .add_wkb_array(array.as_ref())?;
                     }
                     Some(_) => planar.entry(i).or_default().add_wkb_array(array.as_ref())?,
-                    None => {
-                        if let Some(n) = nan_count(array.as_ref()) {
-                            *nans.entry(c.field.id).or_default() += n;
-                        }
-                    }
+                    None => nan_counts(&c.field, array.as_ref(), None, &mut nans),
                 }
             }
             writer.write(batch)?;
+            if row_group_per_batch {
+                writer.flush()?;
+            }
         }
         let footer = writer.close()?;
         let mut geo_boxes: HashMap<i32, Option<BBox>> = HashMap::new();
@@ -129,67 +137,129 @@ impl<'a> DataFileWriter<'a> {
     }
 }
 
-/// NaN values of a float column (`None` for other types).
-fn nan_count(array: &dyn Array) -> Option<u64> {
+/// Adds the NaN values of a float column, and of the float fields of a struct column (a value
+/// under a null struct is no value), to `out` by field id. Fields inside lists and maps get no
+/// count: unknown, which readers treat as "may hold NaN".
+fn nan_counts(
+    field: &NestedField,
+    array: &dyn Array,
+    parent: Option<&NullBuffer>,
+    out: &mut HashMap<i32, u64>,
+) {
+    let valid = |i: usize| parent.is_none_or(|p| p.is_valid(i)) && array.is_valid(i);
     let n = match array.data_type() {
-        ArrowType::Float32 => array
-            .as_primitive::<Float32Type>()
-            .iter()
-            .flatten()
-            .filter(|v| v.is_nan())
-            .count(),
-        ArrowType::Float64 => array
-            .as_primitive::<Float64Type>()
-            .iter()
-            .flatten()
-            .filter(|v| v.is_nan())
-            .count(),
-        _ => return None,
+        ArrowType::Float32 => {
+            let a = array.as_primitive::<Float32Type>();
+            (0..a.len())
+                .filter(|&i| valid(i) && a.value(i).is_nan())
+                .count()
+        }
+        ArrowType::Float64 => {
+            let a = array.as_primitive::<Float64Type>();
+            (0..a.len())
+                .filter(|&i| valid(i) && a.value(i).is_nan())
+                .count()
+        }
+        ArrowType::Struct(_) => {
+            let (Some(s), Type::Struct(t)) = (array.as_struct_opt(), &*field.field_type) else {
+                return;
+            };
+            let nulls = NullBuffer::union(parent, s.nulls());
+            for (child, f) in s.columns().iter().zip(t.fields()) {
+                nan_counts(f, child.as_ref(), nulls.as_ref(), out);
+            }
+            return;
+        }
+        _ => return,
     };
-    Some(n as u64)
+    *out.entry(field.id).or_default() += n as u64;
 }
 
 /// The Parquet schema: Arrow's conversion, with GEOMETRY / GEOGRAPHY logical types (and their
-/// CRS, written unquoted, unlike parquet 58's GeoArrow path: arrow-rs#9929) on geo columns.
+/// CRS, written unquoted, unlike parquet 58's GeoArrow path: arrow-rs#9929) on geo columns and
+/// UUID on every `uuid` leaf, nested ones included (Arrow's fixed-size binary has no UUID).
 fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDescriptor> {
     let base = ArrowSchemaConverter::new().convert(arrow)?;
-    let root = base.root_schema_ptr();
-    let mut fields = Vec::with_capacity(root.get_fields().len());
-    for (c, f) in plan.iter().zip(root.get_fields()) {
-        let logical = match &c.geo {
-            Some(ColumnType::Geometry { crs }) => Some(LogicalType::Geometry {
+    let mut logical: HashMap<i32, LogicalType> = HashMap::new();
+    for c in plan {
+        let lt = match &c.geo {
+            Some(ColumnType::Geometry { crs }) => LogicalType::Geometry {
                 crs: (!crs.is_wgs84()).then(|| crs.to_string()),
-            }),
-            Some(ColumnType::Geography { crs, edges }) => Some(LogicalType::Geography {
+            },
+            Some(ColumnType::Geography { crs, edges }) => LogicalType::Geography {
                 crs: (!crs.is_wgs84()).then(|| crs.to_string()),
                 algorithm: edges.name().parse().ok(),
-            }),
+            },
             // No-CRS geometry: GEOMETRY with the default CRS is the only annotation DuckDB and
             // pyarrow read as geometry; the values keep their own SRIDs.
-            Some(ColumnType::GeometryWithoutCrs) => Some(LogicalType::Geometry { crs: None }),
-            None => None,
-        };
-        match logical {
-            None => fields.push(f.clone()),
-            Some(lt) => {
-                let info = f.get_basic_info();
-                let t = ParquetType::primitive_type_builder(f.name(), f.get_physical_type())
-                    .with_repetition(if c.field.required {
-                        Repetition::REQUIRED
-                    } else {
-                        Repetition::OPTIONAL
-                    })
-                    .with_logical_type(Some(lt))
-                    .with_id(info.has_id().then(|| info.id()))
-                    .build()?;
-                fields.push(Arc::new(t));
+            Some(ColumnType::GeometryWithoutCrs) => LogicalType::Geometry { crs: None },
+            None => {
+                uuid_leaves(&c.field, &mut logical);
+                continue;
             }
+        };
+        logical.insert(c.field.id, lt);
+    }
+    let root = with_logical_types(&base.root_schema_ptr(), &logical)?;
+    Ok(SchemaDescriptor::new(root))
+}
+
+/// Marks the `uuid` leaves under `field` (itself included) as Parquet UUIDs.
+fn uuid_leaves(field: &NestedField, out: &mut HashMap<i32, LogicalType>) {
+    match &*field.field_type {
+        Type::Primitive(PrimitiveType::Uuid) => {
+            out.insert(field.id, LogicalType::Uuid);
+        }
+        Type::Primitive(_) => {}
+        Type::Struct(s) => s.fields().iter().for_each(|f| uuid_leaves(f, out)),
+        Type::List(l) => uuid_leaves(&l.element_field, out),
+        Type::Map(m) => {
+            uuid_leaves(&m.key_field, out);
+            uuid_leaves(&m.value_field, out);
         }
     }
-    // Columns past the table's (row lineage) are written as Arrow converts them.
-    fields.extend(root.get_fields().iter().skip(plan.len()).cloned());
-    let root = ParquetType::group_type_builder(root.name())
-        .with_fields(fields)
-        .build()?;
-    Ok(SchemaDescriptor::new(Arc::new(root)))
+}
+
+/// `t` with the logical type of every primitive whose field id is in `logical` replaced.
+fn with_logical_types(t: &TypePtr, logical: &HashMap<i32, LogicalType>) -> Result<TypePtr> {
+    let info = t.get_basic_info();
+    let id = info.has_id().then(|| info.id());
+    match t.as_ref() {
+        ParquetType::PrimitiveType {
+            physical_type,
+            type_length,
+            scale,
+            precision,
+            ..
+        } => {
+            let Some(lt) = id.and_then(|id| logical.get(&id)) else {
+                return Ok(t.clone());
+            };
+            let mut b = ParquetType::primitive_type_builder(t.name(), *physical_type)
+                .with_logical_type(Some(lt.clone()))
+                .with_length(*type_length)
+                .with_precision(*precision)
+                .with_scale(*scale)
+                .with_id(id);
+            if info.has_repetition() {
+                b = b.with_repetition(info.repetition());
+            }
+            Ok(Arc::new(b.build()?))
+        }
+        ParquetType::GroupType { fields, .. } => {
+            let fields = fields
+                .iter()
+                .map(|f| with_logical_types(f, logical))
+                .collect::<Result<Vec<_>>>()?;
+            let mut b = ParquetType::group_type_builder(t.name())
+                .with_fields(fields)
+                .with_logical_type(info.logical_type_ref().cloned())
+                .with_converted_type(info.converted_type())
+                .with_id(id);
+            if info.has_repetition() {
+                b = b.with_repetition(info.repetition());
+            }
+            Ok(Arc::new(b.build()?))
+        }
+    }
 }

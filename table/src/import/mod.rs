@@ -1,0 +1,695 @@
+//! Importing a Parquet file that another tool wrote into a table, in one commit.
+//!
+//! The file may carry its geometry as a Parquet GEOMETRY or GEOGRAPHY column (Arrow C++,
+//! DuckDB, DataFusion), as WKB described by GeoParquet 1.0/1.1 metadata (GeoPandas, GDAL,
+//! Sedona), or as a plain binary WKB column named by [`ImportOptions::geometry_column`]. The
+//! column type follows from the file (see [`ImportSource::open`]); every other column keeps its
+//! type, nested ones included (a GeoParquet 1.1 `bbox` covering struct becomes a struct column
+//! and the table's bbox columns).
+//!
+//! An import writes all its data files, then commits them as one append: an import that
+//! fails leaves the table as it was (and a table it created is dropped again), so it can be
+//! run again; only a commit whose outcome is unknown keeps its files, and the error says so.
+//! The source file's row groups are kept (each becomes a row group of a data file), so their
+//! geo statistics carry over.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use geoberg_table::{Catalog, ImportOptions, SqliteCatalog, TableIdent, import_parquet};
+//!
+//! # fn main() -> geoberg_table::Result<()> {
+//! let catalog = Arc::new(SqliteCatalog::open("warehouse/catalog.db", "geoberg", "warehouse")?);
+//! let report = import_parquet(
+//!     catalog,
+//!     &TableIdent::new("geo", "buildings")?,
+//!     "buildings.parquet",
+//!     &ImportOptions::default(),
+//! )?;
+//! println!("{} rows into {} as {}", report.rows, report.table.ident(), report.column_type);
+//! # Ok(())
+//! # }
+//! ```
+
+mod column_choice;
+mod geoparquet;
+mod source_crs;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use geoberg_crs::{ColumnType, EdgeAlgorithm};
+use iceberg::spec::DataFile;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::basic::LogicalType;
+
+use self::column_choice::{ColumnChoice, Declarations, GeoKind};
+use self::geoparquet::GeoParquet;
+use self::source_crs::SourceCrs;
+use crate::bbox_columns::{BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value};
+use crate::catalog::Catalog;
+use crate::create::CreateTable;
+use crate::error::{Error, Result};
+use crate::ident::TableIdent;
+use crate::properties::SOURCE_CRS_PROPERTY_PREFIX;
+use crate::schema::{Column, DataType};
+use crate::snapshot::CommitFailure;
+use crate::storage::{Storage, StorageFile, normalize_location};
+use crate::table::Table;
+use crate::write::{SRID_FIELD_METADATA, write_data_files_keeping_row_groups};
+use geoberg_geostats::BBoxColumnNames;
+
+/// Names tried for the geometry column of a file without GeoParquet metadata or a GEOMETRY
+/// logical type.
+const CONVENTIONAL_NAMES: [&str; 4] = ["geometry", "geom", "wkb_geometry", "geog"];
+
+/// How to import a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// The WKB geometry column. Default: the GeoParquet primary column, else the column with
+    /// the GEOMETRY or GEOGRAPHY logical type, else one named `geometry`, `geom`,
+    /// `wkb_geometry` or `geog`.
+    pub geometry_column: Option<String>,
+    /// The SRID of the geometry values, overriding the file: 0 imports any CRS into
+    /// `geometry(0)` (coordinates unchanged, the file's CRS recorded in
+    /// `geoberg.source-crs.<column>`); another SRID must agree with the file's CRS (it settles
+    /// a file whose two CRS declarations disagree, or labels one whose CRS is unknown).
+    pub srid: Option<i32>,
+    /// Rows per data file (whole source row groups are kept together up to this count).
+    pub rows_per_file: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            geometry_column: None,
+            srid: None,
+            rows_per_file: 1_000_000,
+        }
+    }
+}
+
+impl ImportOptions {
+    /// Names the WKB geometry column.
+    pub fn geometry_column(mut self, column: impl Into<String>) -> Self {
+        self.geometry_column = Some(column.into());
+        self
+    }
+
+    /// Sets the SRID of the geometry values (see [`ImportOptions::srid`]).
+    pub fn srid(mut self, srid: i32) -> Self {
+        self.srid = Some(srid);
+        self
+    }
+
+    /// Sets the rows per data file.
+    pub fn rows_per_file(mut self, rows: usize) -> Self {
+        self.rows_per_file = rows;
+        self
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone)]
+pub struct ImportReport {
+    /// The table after the import's commit.
+    pub table: Table,
+    /// Whether the import created the table.
+    pub created: bool,
+    /// Rows imported.
+    pub rows: u64,
+    /// Data files written.
+    pub data_files: usize,
+    /// Bytes of Parquet written.
+    pub bytes: u64,
+    /// The geometry column.
+    pub geometry_column: String,
+    /// Its type.
+    pub column_type: ColumnType,
+    /// Decisions worth telling the user (an unknown CRS imported as `geometry(0)`, the file's
+    /// CRS recorded in a property, ...).
+    pub notes: Vec<String>,
+}
+
+/// A file opened for import: its footer read, its geometry column and the table it becomes
+/// decided, nothing written yet.
+#[derive(Debug, Clone)]
+pub struct ImportSource {
+    location: String,
+    file: StorageFile,
+    metadata: ArrowReaderMetadata,
+    geometry_column: String,
+    choice: ColumnChoice,
+    create: CreateTable,
+    rows_per_file: usize,
+    notes: Vec<String>,
+}
+
+/// Imports the Parquet file at `location` (a path or URI, read through the catalog's storage)
+/// into table `ident`, creating the table (and its namespace) from the file's schema when it
+/// does not exist. One commit; see the [module docs](self).
+pub fn import_parquet(
+    catalog: Arc<dyn Catalog>,
+    ident: &TableIdent,
+    location: &str,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    ImportSource::open(catalog.storage(), location, options)?.import(catalog, ident)
+}
+
+impl ImportSource {
+    /// Reads the footer of the file at `location` and decides what it becomes: the geometry
+    /// column, its type (an omitted CRS is OGC:CRS84 → `geometry(4326)`, EPSG:3857 →
+    /// `geometry(3857)`, geography stays geography, GeoParquet's unknown CRS → `geometry(0)`;
+    /// a CRS no column can declare, and a Parquet CRS that contradicts the GeoParquet one, are
+    /// refused naming the way out), and the table's other columns. Fails, writing nothing, on
+    /// a file that cannot be imported: GeoArrow-native coordinates (not WKB), a column type no
+    /// table holds, metadata that does not parse.
+    pub fn open(
+        storage: &Storage,
+        location: &str,
+        options: &ImportOptions,
+    ) -> Result<ImportSource> {
+        let location = normalize_location(location)?;
+        let fail = |reason: String| Error::Import {
+            location: location.clone(),
+            reason,
+        };
+        if options.rows_per_file == 0 {
+            return Err(fail(
+                "rows per file must be at least 1, e.g. 1000000".into(),
+            ));
+        }
+        let file = StorageFile::open(storage, &location)?;
+        let metadata =
+            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| {
+                fail(format!(
+                    "it is not a Parquet file this reader can read ({e})"
+                ))
+            })?;
+        let kv: HashMap<String, String> = metadata
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| Some((e.key.clone(), e.value.clone()?)))
+            .collect();
+        let geo = kv
+            .get("geo")
+            .map(|t| GeoParquet::parse(t))
+            .transpose()
+            .map_err(&fail)?;
+        let schema = metadata.schema().clone();
+        let parquet_geo = parquet_geo_columns(&metadata);
+        let mut notes = Vec::new();
+
+        let column = match (
+            &options.geometry_column,
+            geo.as_ref().and_then(|g| g.primary_column.clone()),
+        ) {
+            (Some(c), _) => c.clone(),
+            (None, Some(p)) => p,
+            (None, None) => match &parquet_geo[..] {
+                [(name, _)] => name.clone(),
+                [] => CONVENTIONAL_NAMES
+                    .into_iter()
+                    .find(|n| schema.field_with_name(n).is_ok())
+                    .ok_or_else(|| {
+                        fail(format!(
+                            "it has no GeoParquet metadata, no GEOMETRY or GEOGRAPHY column and \
+                             no column named {}; name the WKB column with --geometry-column \
+                             (ImportOptions::geometry_column)",
+                            CONVENTIONAL_NAMES.join(", ")
+                        ))
+                    })?
+                    .to_string(),
+                many => {
+                    let names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
+                    return Err(fail(format!(
+                        "it has several geometry columns ({}); name the one to index with \
+                         --geometry-column (ImportOptions::geometry_column)",
+                        names.join(", ")
+                    )));
+                }
+            },
+        };
+        let field = schema.field_with_name(&column).map_err(|_| {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            fail(format!(
+                "it has no column {column:?}; its columns are {}",
+                names.join(", ")
+            ))
+        })?;
+        let geo_column = geo.as_ref().and_then(|g| g.columns.get(&column));
+        if let Some(c) = geo_column
+            && !c.encoding.eq_ignore_ascii_case("wkb")
+        {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "importing {location}: its column {column:?} has GeoParquet encoding {:?} \
+                     (GeoArrow native coordinates, not WKB)",
+                    c.encoding
+                ),
+                fix: "geoberg imports WKB geometry; write the file with WKB encoding \
+                      (GeoPandas: to_parquet(..., geometry_encoding='WKB'); GDAL: -lco \
+                      GEOMETRY_ENCODING=WKB; geoarrow-data: the *_geo.parquet files)"
+                    .into(),
+            });
+        }
+        if !matches!(
+            field.data_type(),
+            ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView
+        ) {
+            return Err(fail(format!(
+                "its column {column:?} is {}, not binary WKB; name the WKB column with \
+                 --geometry-column (GeoArrow native encodings are not imported)",
+                field.data_type()
+            )));
+        }
+        let logical = parquet_geo
+            .iter()
+            .find(|(n, _)| *n == column)
+            .map(|(_, lt)| lt.clone());
+        let (kind, parquet_crs) = match &logical {
+            Some(LogicalType::Geography { crs, algorithm }) => {
+                let edges = match algorithm {
+                    None => EdgeAlgorithm::Spherical,
+                    Some(a) => a.to_string().to_ascii_lowercase().parse().map_err(|_| {
+                        fail(format!(
+                            "column {column:?} has the edge algorithm {a}, which geoberg does not \
+                             know"
+                        ))
+                    })?,
+                };
+                (GeoKind::Geography(edges), Some(crs.clone()))
+            }
+            Some(LogicalType::Geometry { crs }) => (GeoKind::Geometry, Some(crs.clone())),
+            _ if geo_column.is_some_and(|c| c.spherical) => {
+                (GeoKind::Geography(EdgeAlgorithm::Spherical), None)
+            }
+            _ => (GeoKind::Geometry, None),
+        };
+        let parquet_crs = parquet_crs
+            .map(|c| SourceCrs::from_parquet(c.as_deref(), &kv))
+            .transpose()
+            .map_err(|e| fail(format!("column {column:?}: {e}")))?;
+        let choice = Declarations {
+            location: &location,
+            column: &column,
+            kind,
+            parquet: parquet_crs,
+            geoparquet: geo_column.map(|c| c.crs.clone()),
+            srid: options.srid,
+        }
+        .choose()?;
+        notes.extend(choice.notes.iter().cloned());
+
+        // The other columns keep their types; further geometry columns stay binary.
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for f in schema.fields() {
+            let data_type = if *f.name() == column {
+                DataType::Geo(choice.column_type.clone())
+            } else {
+                if parquet_geo.iter().any(|(n, _)| n == f.name())
+                    || geo
+                        .as_ref()
+                        .is_some_and(|g| g.columns.contains_key(f.name()))
+                {
+                    notes.push(format!(
+                        "column {:?} also holds geometry; it is imported as binary WKB (one \
+                         geometry column per import: pass --geometry-column to pick another)",
+                        f.name()
+                    ));
+                }
+                DataType::from_arrow(f.data_type()).ok_or_else(|| Error::Unsupported {
+                    what: format!(
+                        "importing {location}: column {:?} of Arrow type {}",
+                        f.name(),
+                        f.data_type()
+                    ),
+                    fix: "geoberg tables hold every Iceberg type (boolean, int, long, float, \
+                          double, decimal, string, uuid, binary, fixed, date, time, timestamps, \
+                          structs, lists, maps), not this one; cast or drop the column first"
+                        .into(),
+                })?
+            };
+            let c = Column::new(f.name(), data_type);
+            columns.push(if f.is_nullable() { c } else { c.required() });
+        }
+        let mut create = CreateTable::new(columns);
+        if let Some(crs) = &choice.source_crs {
+            create = create.property(format!("{SOURCE_CRS_PROPERTY_PREFIX}{column}"), crs);
+        }
+        if let Some(paths) = geo_column.and_then(|c| c.bbox_covering.clone()) {
+            let names = paths.map(|p| p.join("."));
+            let missing = names.iter().find(|n| !arrow_path_exists(&schema, n));
+            match missing {
+                None => {
+                    let [min_x, min_y, max_x, max_y] = names;
+                    let names = BBoxColumnNames {
+                        min_x,
+                        min_y,
+                        max_x,
+                        max_y,
+                    };
+                    create = create.property(
+                        format!("{BBOX_COLUMNS_PROPERTY_PREFIX}{column}"),
+                        bbox_columns_property_value(&names),
+                    );
+                }
+                Some(n) => notes.push(format!(
+                    "the GeoParquet covering of {column:?} names {n:?}, which the file lacks; \
+                     it is ignored"
+                )),
+            }
+        }
+        Ok(ImportSource {
+            location,
+            file,
+            metadata,
+            geometry_column: column,
+            choice,
+            create,
+            rows_per_file: options.rows_per_file,
+            notes,
+        })
+    }
+
+    /// The file's location, normalised.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The geometry column.
+    pub fn geometry_column(&self) -> &str {
+        &self.geometry_column
+    }
+
+    /// The geometry column's type in the table.
+    pub fn column_type(&self) -> &ColumnType {
+        &self.choice.column_type
+    }
+
+    /// Rows in the file.
+    pub fn rows(&self) -> u64 {
+        self.metadata.metadata().file_metadata().num_rows().max(0) as u64
+    }
+
+    /// The table a new import creates.
+    pub fn create_table(&self) -> &CreateTable {
+        &self.create
+    }
+
+    /// Decisions worth telling the user.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Imports into `ident` (created, with its namespace, when missing): writes every data
+    /// file, then commits once.
+    pub fn import(&self, catalog: Arc<dyn Catalog>, ident: &TableIdent) -> Result<ImportReport> {
+        self.import_with_progress(catalog, ident, &|_| {})
+    }
+
+    /// [`ImportSource::import`], calling `progress` with the rows written so far.
+    pub fn import_with_progress(
+        &self,
+        catalog: Arc<dyn Catalog>,
+        ident: &TableIdent,
+        progress: &dyn Fn(u64),
+    ) -> Result<ImportReport> {
+        let existing = catalog.metadata_location(ident)?.is_some();
+        let mut notes = self.notes.clone();
+        let table = if existing {
+            let table = Table::load(catalog.clone(), ident)?;
+            self.check_compatible(&table)?;
+            if self.choice.source_crs.is_some() {
+                notes.push(format!(
+                    "the existing table keeps its properties: the file's CRS is not recorded \
+                     (set {SOURCE_CRS_PROPERTY_PREFIX}{} yourself if it should be)",
+                    self.geometry_column
+                ));
+            }
+            table
+        } else {
+            let namespace = ident.namespace_str();
+            if !catalog.namespace_exists(&namespace)? {
+                catalog.create_namespace(&namespace)?;
+            }
+            self.create.clone().create(catalog.clone(), ident)?
+        };
+        let failed = |source: Error, state: String| Error::ImportFailed {
+            location: self.location.clone(),
+            table: ident.to_string(),
+            state,
+            source: Box::new(source),
+        };
+        let dropped = if existing {
+            ""
+        } else {
+            " and the table it created was dropped"
+        };
+        let mut files = Vec::new();
+        if let Err(e) = self.write_files(&table, progress, &mut files) {
+            for f in &files {
+                let _ = table.storage().delete(f.file_path());
+            }
+            if !existing {
+                drop_new_table(&table);
+            }
+            return Err(failed(
+                e,
+                format!(
+                    "Nothing was committed; the {} data files it wrote were removed{dropped}: \
+                     running the import again is safe",
+                    files.len()
+                ),
+            ));
+        }
+        let rows: u64 = files.iter().map(DataFile::record_count).sum();
+        let bytes: u64 = files.iter().map(DataFile::file_size_in_bytes).sum();
+        let data_files = files.len();
+        let table = if files.is_empty() {
+            notes.push("the file has no rows: nothing was committed".into());
+            table
+        } else {
+            match table.commit_written_files(files) {
+                Ok(t) => t,
+                Err(CommitFailure::Definite(e)) => {
+                    if !existing {
+                        drop_new_table(&table);
+                    }
+                    return Err(failed(
+                        e,
+                        format!(
+                            "Nothing was committed; the {data_files} data files it wrote were \
+                             removed{dropped}: running the import again is safe"
+                        ),
+                    ));
+                }
+                Err(CommitFailure::Unknown(e)) => {
+                    return Err(failed(
+                        e,
+                        format!(
+                            "Whether its one commit happened is unknown, so its {data_files} \
+                             data files were kept: reload the table; if its current snapshot \
+                             is an append of {rows} rows, the import is done; otherwise remove \
+                             orphan files and run it again (running it again without looking \
+                             could import the rows twice)"
+                        ),
+                    ));
+                }
+            }
+        };
+        Ok(ImportReport {
+            table,
+            created: !existing,
+            rows,
+            data_files,
+            bytes,
+            geometry_column: self.geometry_column.clone(),
+            column_type: self.choice.column_type.clone(),
+            notes,
+        })
+    }
+
+    /// An existing table's geometry column must have the file's type.
+    fn check_compatible(&self, table: &Table) -> Result<()> {
+        let fail = |reason: String| Error::Import {
+            location: self.location.clone(),
+            reason,
+        };
+        let geo = table.geo_column(&self.geometry_column).map_err(|e| {
+            fail(format!(
+                "table {} cannot take its geometry column {:?}: {e}",
+                table.ident(),
+                self.geometry_column
+            ))
+        })?;
+        let file = &self.choice.column_type;
+        let same = match (&geo.column_type, file) {
+            (ColumnType::GeometryWithoutCrs, _) => true,
+            (ColumnType::Geometry { crs: a }, ColumnType::Geometry { crs: b }) => a.is_same_as(b),
+            (
+                ColumnType::Geography { crs: a, edges: x },
+                ColumnType::Geography { crs: b, edges: y },
+            ) => a.is_same_as(b) && x == y,
+            _ => false,
+        };
+        if !same {
+            return Err(fail(format!(
+                "table {} stores {:?} as {}, but the file's values are {}: import into a new \
+                 table, or reproject the file first",
+                table.ident(),
+                self.geometry_column,
+                crate::schema::render_geo_sql(&geo.column_type),
+                crate::schema::render_geo_sql(file),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the data files into `written`: whole source row groups, `rows_per_file` rows
+    /// per file (a row group larger than that is split). On failure `written` holds the files
+    /// written so far.
+    fn write_files(
+        &self,
+        table: &Table,
+        progress: &dyn Fn(u64),
+        written: &mut Vec<DataFile>,
+    ) -> Result<()> {
+        let mut pending: Vec<RecordBatch> = Vec::new();
+        let mut pending_rows = 0usize;
+        let mut done = 0u64;
+        let groups = self.metadata.metadata().num_row_groups();
+        for g in 0..groups {
+            let mut rest = self.read_row_group(g)?;
+            while rest.num_rows() > 0 {
+                let room = self.rows_per_file - pending_rows;
+                // Keep the group whole in the next file unless it alone exceeds a file.
+                if rest.num_rows() > room && pending_rows > 0 {
+                    flush(table, &mut pending, &mut pending_rows, written)?;
+                    continue;
+                }
+                let take = rest.num_rows().min(room);
+                pending.push(rest.slice(0, take));
+                pending_rows += take;
+                rest = rest.slice(take, rest.num_rows() - take);
+                if pending_rows == self.rows_per_file {
+                    flush(table, &mut pending, &mut pending_rows, written)?;
+                }
+            }
+            done += self.metadata.metadata().row_group(g).num_rows().max(0) as u64;
+            progress(done);
+        }
+        flush(table, &mut pending, &mut pending_rows, written)
+    }
+
+    /// Row group `g` as one batch, its geometry labelled with the column's SRID.
+    fn read_row_group(&self, g: usize) -> Result<RecordBatch> {
+        let rows = self.metadata.metadata().row_group(g).num_rows().max(0) as usize;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.file.clone(),
+            self.metadata.clone(),
+        )
+        .with_row_groups(vec![g])
+        .with_batch_size(rows.clamp(1, 1 << 20))
+        .build()?;
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+        let schema = labelled(
+            self.metadata.schema(),
+            &self.geometry_column,
+            self.choice.srid,
+        );
+        let batches = batches
+            .iter()
+            .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(arrow_select::concat::concat_batches(&schema, &batches)?)
+    }
+}
+
+/// Writes the pending batches as data files (each batch a row group).
+fn flush(
+    table: &Table,
+    pending: &mut Vec<RecordBatch>,
+    pending_rows: &mut usize,
+    written: &mut Vec<DataFile>,
+) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    written.extend(write_data_files_keeping_row_groups(table, pending)?);
+    pending.clear();
+    *pending_rows = 0;
+    Ok(())
+}
+
+/// `schema` with `srid` on the geometry field, so that the append checks every value's SRID
+/// (an EWKB SRID that contradicts it is refused).
+fn labelled(schema: &Schema, column: &str, srid: i32) -> Arc<Schema> {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let f = f.as_ref().clone();
+            if f.name() == column {
+                let mut meta = f.metadata().clone();
+                meta.insert(SRID_FIELD_METADATA.to_string(), srid.to_string());
+                f.with_metadata(meta)
+            } else {
+                f
+            }
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// Top-level columns with the GEOMETRY or GEOGRAPHY logical type, with it.
+fn parquet_geo_columns(metadata: &ArrowReaderMetadata) -> Vec<(String, LogicalType)> {
+    metadata
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields()
+        .iter()
+        .filter_map(|f| match f.get_basic_info().logical_type_ref() {
+            Some(lt @ (LogicalType::Geometry { .. } | LogicalType::Geography { .. })) => {
+                Some((f.name().to_string(), lt.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a dotted path names a field through structs of `schema`.
+fn arrow_path_exists(schema: &Schema, path: &str) -> bool {
+    let mut parts = path.split('.');
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    let Ok(mut field) = schema.field_with_name(first) else {
+        return false;
+    };
+    for part in parts {
+        let ArrowType::Struct(children) = field.data_type() else {
+            return false;
+        };
+        match children.iter().find(|c| c.name() == part) {
+            Some(c) => field = c,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Removes a table the failed import created: its catalog entry and its files
+/// (`DROP TABLE ... PURGE`).
+fn drop_new_table(table: &Table) {
+    let _ = table.clone().drop_table(true);
+}
