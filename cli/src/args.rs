@@ -147,7 +147,8 @@ pub struct AuditArgs {
     /// Geometry column [default: the first one].
     #[arg(long)]
     pub column: Option<String>,
-    /// Query window `minx,miny,maxx,maxy` for the pruning assertion.
+    /// Query window `minx,miny,maxx,maxy` for the pruning assertion (`minx > maxx` crosses the
+    /// antimeridian, on a geography column).
     #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
     pub window: Option<String>,
     /// Largest share of files the window query may read, in [0, 1].
@@ -166,7 +167,8 @@ pub struct LayoutArgs {
     /// Geometry column [default: the first one].
     #[arg(long)]
     pub column: Option<String>,
-    /// Also draw this query window `minx,miny,maxx,maxy`.
+    /// Also draw this query window `minx,miny,maxx,maxy` (`minx > maxx` crosses the
+    /// antimeridian and is drawn at both edges).
     #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
     pub window: Option<String>,
 }

@@ -5,16 +5,22 @@
 //!    is read by every query);
 //! 2. every row's box lies inside its file's bounds (otherwise a scan skips matching rows), and
 //!    materialised bbox columns match the geometry (`geoberg-geostats`'s null / empty / point
-//!    policy audit);
+//!    policy audit); on a geography column rows are boxed on the sphere (great-circle edges,
+//!    poles, the antimeridian) and compared as geography boxes (longitudes a circle);
 //! 3. with `--window`, the window query reads at most `--max-fraction` of the files
-//!    (`geoberg-pruning`'s `assert_pruning`).
+//!    (`geoberg-pruning`'s `assert_pruning`), planned exactly as the table's scan plans it (on
+//!    a geography column the window is the region on the sphere its box means, and
+//!    `minx > maxx` crosses the antimeridian).
 
 use std::fmt::Write as _;
 use std::fs::File;
 
 use arrow_array::{Array, Float64Array, RecordBatch};
-use geoberg_geostats::{AuditReport, BBox, audit, bbox_columns};
-use geoberg_pruning::{FileBounds, FileIndex, SpatialFilter};
+use geoberg_crs::ColumnType;
+use geoberg_geostats::{
+    AuditReport, BBox, audit, bbox_columns, geography_bbox_columns, geography_box_contains,
+};
+use geoberg_pruning::FileBounds;
 use geoberg_table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, GeoColumn, Table};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -63,13 +69,14 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
     let pruning = match window {
         None => None,
         Some(w) => {
-            let index =
-                FileIndex::build(files.clone(), &column.column_type, table.format_version())?;
-            let mut filter = SpatialFilter::intersects(w);
-            if let Some(crs) = column.column_type.crs() {
-                filter = filter.with_crs(crs.clone());
-            }
-            let plan = index.plan(&filter)?;
+            let plan = table
+                .scan()
+                .with_window(&column.name, w)
+                .plan()?
+                .pruning
+                .ok_or_else(|| {
+                    CliError::invalid("--window", args.window.as_deref().unwrap_or(""), "no plan")
+                })?;
             let verdict = plan.assert_pruning(args.max_fraction);
             Some((w, plan, verdict))
         }
@@ -251,8 +258,14 @@ fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result
             if let Some(report) = out.bbox_columns.as_mut() {
                 report.merge(&audit_bbox_columns(&batch, geometry.as_ref())?);
             }
-            match bbox_columns(geometry.as_ref()) {
-                Ok(b) => outside += rows_outside(&b, f.bbox),
+            let sphere = matches!(column.column_type, ColumnType::Geography { .. });
+            let boxes = if sphere {
+                geography_bbox_columns(geometry.as_ref())
+            } else {
+                bbox_columns(geometry.as_ref())
+            };
+            match boxes {
+                Ok(b) => outside += rows_outside(&b, f.bbox, sphere),
                 Err(e) => {
                     out.undecodable_files.push(format!("{}: {e}", f.path));
                     break;
@@ -284,10 +297,26 @@ fn audit_bbox_columns(batch: &RecordBatch, geometry: &dyn Array) -> Result<Audit
     Ok(audit(geometry, [col(a)?, col(b)?, col(c)?, col(d)?])?)
 }
 
-/// Rows with a box that is not inside `file` (no file bounds: nothing to violate). A geography
-/// file box with `min_x > max_x` wraps the antimeridian.
-fn rows_outside(rows: &geoberg_geostats::BBoxColumns, file: Option<BBox>) -> u64 {
+/// Rows with a box that is not inside `file` (no file bounds: nothing to violate). On the
+/// `sphere` both are geography boxes (X may wrap, a box reaching a pole spans every longitude).
+fn rows_outside(rows: &geoberg_geostats::BBoxColumns, file: Option<BBox>, sphere: bool) -> u64 {
     let Some(f) = file else { return 0 };
+    if sphere {
+        return (0..rows.min_x.len())
+            .filter(|&i| {
+                rows.min_x.is_valid(i)
+                    && !geography_box_contains(
+                        &f,
+                        &BBox::new(
+                            rows.min_x.value(i),
+                            rows.min_y.value(i),
+                            rows.max_x.value(i),
+                            rows.max_y.value(i),
+                        ),
+                    )
+            })
+            .count() as u64;
+    }
     let inside = |x: f64, y: f64| {
         let x_ok = if f.min_x > f.max_x {
             x >= f.min_x || x <= f.max_x
@@ -320,14 +349,43 @@ mod tests {
             BinaryArray::from_iter_values([point(0.0, 0.0), point(5.0, 5.0), point(179.0, 1.0)]);
         let rows = bbox_columns(&geoms).unwrap();
         assert_eq!(
-            rows_outside(&rows, Some(BBox::new(-1.0, -1.0, 1.0, 1.0))),
+            rows_outside(&rows, Some(BBox::new(-1.0, -1.0, 1.0, 1.0)), false),
             2
         );
-        assert_eq!(rows_outside(&rows, None), 0);
+        assert_eq!(rows_outside(&rows, None, false), 0);
         // Wrapping box [170, -180] U [-180, 6]: every point inside.
         assert_eq!(
-            rows_outside(&rows, Some(BBox::new(170.0, -1.0, 6.0, 6.0))),
+            rows_outside(&rows, Some(BBox::new(170.0, -1.0, 6.0, 6.0)), true),
             0
+        );
+    }
+
+    #[test]
+    fn geography_rows_are_boxed_on_the_sphere() {
+        // LINESTRING (-90 60, 90 60) passes over the North Pole: a file box that stops at
+        // latitude 60 (the vertices' box) does not hold it.
+        let mut line = vec![1u8, 2, 0, 0, 0, 2, 0, 0, 0];
+        for v in [-90.0f64, 60.0, 90.0, 60.0] {
+            line.extend(v.to_le_bytes());
+        }
+        let rows = geography_bbox_columns(&BinaryArray::from_iter_values([line])).unwrap();
+        assert_eq!(
+            rows_outside(&rows, Some(BBox::new(-90.0, 60.0, 90.0, 60.0)), true),
+            1
+        );
+        assert_eq!(
+            rows_outside(&rows, Some(BBox::new(-180.0, 60.0, 180.0, 90.0)), true),
+            0
+        );
+        // A row box across the antimeridian is not inside a file box that misses ±180.
+        let mut across = vec![1u8, 2, 0, 0, 0, 2, 0, 0, 0];
+        for v in [170.0f64, 0.0, -170.0, 0.0] {
+            across.extend(v.to_le_bytes());
+        }
+        let rows = geography_bbox_columns(&BinaryArray::from_iter_values([across])).unwrap();
+        assert_eq!(
+            rows_outside(&rows, Some(BBox::new(-175.0, -1.0, 175.0, 1.0)), true),
+            1
         );
     }
 }

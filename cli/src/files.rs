@@ -6,6 +6,7 @@ use geoberg_pruning::FileBounds;
 use geoberg_table::{GeoColumn, Table};
 
 use crate::error::Result;
+use crate::svg::pieces;
 
 /// The live files of `table` with the bounds of `column` exactly as the table's planner sees
 /// them (the cached file index of this table version), so that pictures, audits and the
@@ -14,11 +15,13 @@ pub fn file_bounds(table: &Table, column: &GeoColumn) -> Result<Vec<FileBounds>>
     Ok(table.file_index(&column.name)?.files().entries().to_vec())
 }
 
-/// The union of the known boxes.
+/// The union of the known boxes (of their plain pieces: a geography box that wraps the
+/// antimeridian reaches both edges of the map).
 pub fn extent(files: &[FileBounds]) -> Option<BBox> {
     files
         .iter()
         .filter_map(|f| f.bbox)
+        .flat_map(pieces)
         .reduce(|a, b| a.union(&b))
 }
 
@@ -28,6 +31,7 @@ pub fn overlap_depth(files: &[FileBounds]) -> f64 {
     let boxes: Vec<geoberg_rewrite::Extent> = files
         .iter()
         .filter_map(|f| f.bbox)
+        .flat_map(pieces)
         .map(|b| geoberg_rewrite::Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
         .collect();
     geoberg_rewrite::overlap_depth(&boxes)

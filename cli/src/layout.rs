@@ -7,7 +7,7 @@ use crate::args::{GlobalArgs, LayoutArgs};
 use crate::context::{Access, Context, geo_column};
 use crate::error::{CliError, Result};
 use crate::files::{extent, file_bounds, overlap_depth};
-use crate::svg::LayoutPicture;
+use crate::svg::{LayoutPicture, pieces};
 
 /// Writes the picture.
 pub fn run(global: &GlobalArgs, args: &LayoutArgs) -> Result<()> {
@@ -17,9 +17,10 @@ pub fn run(global: &GlobalArgs, args: &LayoutArgs) -> Result<()> {
     let column = geo_column(&table, args.column.as_deref())?;
     let files = file_bounds(&table, &column)?;
     let data = extent(&files);
-    let Some(view) = [data, window]
+    let Some(view) = [data]
         .into_iter()
         .flatten()
+        .chain(window.into_iter().flat_map(pieces))
         .reduce(|a, b| a.union(&b))
     else {
         return Err(CliError::invalid(
@@ -49,7 +50,8 @@ pub fn run(global: &GlobalArgs, args: &LayoutArgs) -> Result<()> {
     Ok(())
 }
 
-/// Parses `minx,miny,maxx,maxy`.
+/// Parses `minx,miny,maxx,maxy`; `minx > maxx` is a window across the antimeridian, which
+/// only a geography column takes (a scan of a geometry column rejects it, saying so).
 pub fn parse_window(text: &str) -> Result<BBox> {
     let bad = |why: &str| {
         CliError::invalid(
@@ -66,8 +68,11 @@ pub fn parse_window(text: &str) -> Result<BBox> {
     let [min_x, min_y, max_x, max_y] = v[..] else {
         return Err(bad("expected four numbers"));
     };
-    if !v.iter().all(|x| x.is_finite()) || min_x > max_x || min_y > max_y {
-        return Err(bad("need finite numbers with min <= max"));
+    if !v.iter().all(|x| x.is_finite()) || min_y > max_y {
+        return Err(bad(
+            "need finite numbers with miny <= maxy (minx > maxx crosses the antimeridian, on a \
+             geography column)",
+        ));
     }
     Ok(BBox::new(min_x, min_y, max_x, max_y))
 }
@@ -82,7 +87,12 @@ mod tests {
             parse_window("-10, 35,5,45").unwrap(),
             BBox::new(-10.0, 35.0, 5.0, 45.0)
         );
-        for bad in ["1,2,3", "a,b,c,d", "5,0,1,1", "1,2,3,4,5", "nan,0,1,1"] {
+        // Across the antimeridian (geography).
+        assert_eq!(
+            parse_window("170,-10,-170,10").unwrap(),
+            BBox::new(170.0, -10.0, -170.0, 10.0)
+        );
+        for bad in ["1,2,3", "a,b,c,d", "0,5,1,1", "1,2,3,4,5", "nan,0,1,1"] {
             let e = parse_window(bad).unwrap_err().to_string();
             assert!(e.contains("minx,miny,maxx,maxy"), "{bad}: {e}");
         }

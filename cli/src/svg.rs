@@ -1,5 +1,7 @@
 //! A hand-written SVG of a table's file layout: one `<rect class="file">` per data file box,
 //! the query window, and a light sample of the data, so clustering can be seen at a glance.
+//! A geography box that wraps the antimeridian (`min_x > max_x`) is drawn as the two boxes it
+//! is, one at each edge of the map ([`pieces`]).
 
 use std::fmt::Write as _;
 
@@ -19,11 +21,12 @@ const MAX_HEIGHT: f64 = 800.0;
 pub struct LayoutPicture<'a> {
     /// Caption line.
     pub title: String,
-    /// The files to draw (files without a box are counted in the caption, not drawn).
+    /// The files to draw (files without a box are counted in the caption, not drawn; a box
+    /// with `min_x > max_x` wraps the antimeridian and is drawn in two pieces).
     pub files: &'a [FileBounds],
-    /// The area drawn; usually the data extent.
+    /// The area drawn; usually the data extent (no wrap: the union of [`pieces`]).
     pub extent: BBox,
-    /// A query window, drawn in red.
+    /// A query window, drawn in red (in two pieces when it wraps).
     pub window: Option<BBox>,
     /// Sample points, drawn as dots under the boxes.
     pub points: &'a [(f64, f64)],
@@ -71,8 +74,7 @@ impl LayoutPicture<'_> {
             }
             s.push_str("\"/>\n");
         }
-        for f in self.files {
-            let Some(b) = f.bbox else { continue };
+        for b in self.files.iter().filter_map(|f| f.bbox).flat_map(pieces) {
             // Degenerate boxes (one point, one line) still get a visible outline.
             let _ = writeln!(
                 s,
@@ -83,7 +85,7 @@ impl LayoutPicture<'_> {
                 ((b.max_y - b.min_y) * sy).max(0.5)
             );
         }
-        if let Some(b) = self.window {
+        for b in self.window.into_iter().flat_map(pieces) {
             let _ = writeln!(
                 s,
                 r#"<rect class="window" x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}"/>"#,
@@ -96,6 +98,20 @@ impl LayoutPicture<'_> {
         s.push_str("</svg>\n");
         s
     }
+}
+
+/// The plain boxes a box covers: itself, or for a geography box that wraps the antimeridian
+/// (`min_x > max_x`) its parts east of `min_x` (to 180) and west of `max_x` (from -180).
+pub fn pieces(b: BBox) -> impl Iterator<Item = BBox> {
+    let (first, second) = if b.min_x > b.max_x {
+        (
+            BBox::new(b.min_x, b.min_y, 180.0, b.max_y),
+            Some(BBox::new(-180.0, b.min_y, b.max_x, b.max_y)),
+        )
+    } else {
+        (b, None)
+    };
+    std::iter::once(first).chain(second)
 }
 
 /// The extent grown by 2% (and made non-degenerate) so boxes on the edge stay visible.
@@ -163,5 +179,43 @@ mod tests {
             .collect();
         assert!(ys[1] < ys[0], "{ys:?}");
         assert!(svg.trim_end().ends_with("</svg>"));
+    }
+
+    #[test]
+    fn wrapping_boxes_are_drawn_at_both_edges() {
+        let files = [file(BBox::new(170.0, -10.0, -170.0, 10.0))];
+        let svg = LayoutPicture {
+            title: "fiji".into(),
+            files: &files,
+            extent: BBox::new(-180.0, -10.0, 180.0, 10.0),
+            window: Some(BBox::new(175.0, -5.0, -175.0, 5.0)),
+            points: &[],
+        }
+        .render();
+        let rects = |class: &str| -> Vec<f64> {
+            svg.lines()
+                .filter(|l| l.starts_with(&format!(r#"<rect class="{class}""#)))
+                .map(|l| {
+                    l.split("x=\"")
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                })
+                .collect()
+        };
+        for class in ["file", "window"] {
+            let xs = rects(class);
+            assert_eq!(xs.len(), 2, "{class}: {svg}");
+            // One piece at the east edge, one at the west edge.
+            assert!(
+                xs.iter().any(|&x| x > 700.0) && xs.iter().any(|&x| x < 100.0),
+                "{xs:?}"
+            );
+        }
+        assert_eq!(pieces(BBox::new(1.0, 0.0, 2.0, 1.0)).count(), 1);
     }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The spherical oracle: geoberg-geography's kernels and geostats' geography bounds against
-# spherely (PyPI, Python bindings of s2geography / S2), on thousands of random rows and queries.
+# spherely (PyPI, Python bindings of s2geography / S2), on thousands of random rows and queries;
+# then rows read back through geoberg table scans (table_check.py) against spherely too.
 # Sets up its own virtualenv under the target directory; called by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,3 +12,4 @@ if ! "$venv/bin/python" -c 'import spherely' >/dev/null 2>&1; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check 'spherely==0.1.1'
 fi
 "$venv/bin/python" geography/oracle/check.py "$@"
+"$venv/bin/python" geography/oracle/table_check.py

@@ -13,8 +13,14 @@ use robust::{Coord3D, orient3d};
 /// A point on the unit sphere.
 pub(crate) type V3 = [f64; 3];
 
-/// The unit vector of a longitude/latitude in degrees, as S2's `S2LatLng::ToPoint` computes it.
+/// The unit vector of a longitude/latitude in degrees, as S2's `S2LatLng::ToPoint` computes it,
+/// except at latitude ±90: every longitude there is the pole itself, exactly `(0, 0, ±1)`
+/// (`cos(90°)` is 6e-17 in `f64`, which would make `POINT (0 90)` and `POINT (10 90)` two points
+/// 1e-17 apart, and a window's polar vertex miss a row at the pole).
 pub(crate) fn from_lon_lat(lon: f64, lat: f64) -> V3 {
+    if lat.abs() == 90.0 {
+        return [0.0, 0.0, lat.signum()];
+    }
     let (sl, cl) = lon.to_radians().sin_cos();
     let (sp, cp) = lat.to_radians().sin_cos();
     [cp * cl, cp * sl, sp]

@@ -79,13 +79,53 @@ const WAYPOINTS: [V3; 8] = [
     ],
 ];
 
-/// Signed area of the triangle (South Pole, a, b), positive counter-clockwise (Van Oosterom and
-/// Strackee). The same fan that `geostats` uses to pick a ring's side, so bounds and predicates
-/// agree on it.
-fn fan_triangle(a: V3, b: V3) -> f64 {
-    let det = -cross(a, b)[2];
-    let den = 1.0 - a[2] - b[2] + dot(a, b);
+/// Signed area of the triangle (o, a, b), positive counter-clockwise (Van Oosterom and
+/// Strackee: `tan(E / 2) = det(o, a, b) / (1 + o.a + o.b + a.b)`).
+fn fan_triangle(o: V3, a: V3, b: V3) -> f64 {
+    let det = dot(o, cross(a, b));
+    let den = 1.0 + dot(o, a) + dot(o, b) + dot(a, b);
     2.0 * det.atan2(den)
+}
+
+/// Apexes tried for the fan of triangles that gives a ring's area: the South Pole first (the fan
+/// `geostats` uses to pick a ring's side, so bounds and predicates agree on it), then the other
+/// axis points. A triangle whose apex is antipodal to one of its vertices has no defined area
+/// (a ring with a vertex at the North Pole, as a window reaching latitude 90 has, gave
+/// `atan2` of two rounding errors), so the apex is the first one far from every vertex's
+/// antipode, else the farthest.
+const FAN_APEXES: [V3; 6] = [
+    [0.0, 0.0, -1.0],
+    [0.0, 0.0, 1.0],
+    [1.0, 0.0, 0.0],
+    [-1.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0],
+    [0.0, -1.0, 0.0],
+];
+
+/// The ring's area in [0, 4π) on the left of its edges.
+fn left_area(vertices: &[V3]) -> f64 {
+    // 1 + o.v is 0 at the antipode; 1e-6 is about 0.08 degrees away from it.
+    let clearance = |o: &V3| {
+        vertices
+            .iter()
+            .map(|v| 1.0 + dot(*o, *v))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let apex = FAN_APEXES
+        .iter()
+        .find(|o| clearance(o) > 1e-6)
+        .or_else(|| {
+            FAN_APEXES
+                .iter()
+                .max_by(|a, b| clearance(a).total_cmp(&clearance(b)))
+        })
+        .copied()
+        .unwrap_or(FAN_APEXES[0]);
+    let n = vertices.len();
+    (0..n)
+        .map(|i| fan_triangle(apex, vertices[i], vertices[(i + 1) % n]))
+        .sum::<f64>()
+        .rem_euclid(4.0 * std::f64::consts::PI)
 }
 
 impl Loop {
@@ -105,12 +145,7 @@ impl Loop {
         if vertices.len() < 3 {
             return None;
         }
-        let n = vertices.len();
-        let area: f64 = (0..n)
-            .map(|i| fan_triangle(vertices[i], vertices[(i + 1) % n]))
-            .sum::<f64>()
-            .rem_euclid(4.0 * std::f64::consts::PI);
-        if area > 2.0 * std::f64::consts::PI {
+        if left_area(&vertices) > 2.0 * std::f64::consts::PI {
             vertices.reverse();
         }
         let reference = reference_point(&vertices)?;
@@ -251,6 +286,25 @@ mod tests {
             assert_eq!(l.side(from_lon_lat(-175.0, -5.0)), Side::Outside);
             assert_eq!(l.side(from_lon_lat(10.0, 0.0)), Side::Boundary);
             assert_eq!(l.side(from_lon_lat(0.0, 90.0)), Side::Outside);
+        }
+    }
+
+    #[test]
+    fn a_vertex_at_a_pole_keeps_the_small_side() {
+        // The fan from the South Pole has no defined area with a vertex at the North Pole.
+        for apex_lon in [0.0, 10.0, 45.0, -170.0] {
+            let l = Loop::from_ring(&[(-10.0, 85.0), (10.0, 85.0), (apex_lon, 90.0)]).unwrap();
+            assert_eq!(l.side(from_lon_lat(0.0, 89.9)), Side::Inside, "{apex_lon}");
+            assert_eq!(l.side(from_lon_lat(0.0, 87.0)), Side::Inside, "{apex_lon}");
+            assert_eq!(l.side(from_lon_lat(0.0, 84.0)), Side::Outside, "{apex_lon}");
+            assert_eq!(
+                l.side(from_lon_lat(180.0, 80.0)),
+                Side::Outside,
+                "{apex_lon}"
+            );
+            let s = Loop::from_ring(&[(10.0, -85.0), (-10.0, -85.0), (apex_lon, -90.0)]).unwrap();
+            assert_eq!(s.side(from_lon_lat(0.0, -89.9)), Side::Inside, "{apex_lon}");
+            assert_eq!(s.side(from_lon_lat(0.0, 0.0)), Side::Outside, "{apex_lon}");
         }
     }
 

@@ -8,9 +8,14 @@
 //! * [`geography_bbox_of_wkb`]: the box of a `geography` value on the sphere: great-circle edges
 //!   that bulge poleward, polygons that contain a pole, longitudes wrapping the antimeridian
 //!   (`min_x > max_x`), as S2's `S2LatLngRectBounder` bounds them.
+//!   [`geography_bbox_columns`] is its batch kernel; [`geography_boxes_meet`] and
+//!   [`geography_box_contains`] compare such boxes (longitudes a circle, poles every longitude).
 //! * [`BBoxAccumulator`] and [`GeographyBBoxAccumulator`]: per row group and per file unions,
 //!   the latter the smallest longitude range covering every value, wrapping the antimeridian
 //!   when that is narrower, independent of the order of adds and merges.
+//! * Feature `parquet`: [`ParquetGeoStatsFactory`], parquet's row-group geo statistics with
+//!   sound GEOGRAPHY boxes (the default writes none), installed once per process by
+//!   [`install_parquet_geo_stats`].
 //! * EWKB as other writers produce it: the SRID on the outermost geometry (PostGIS) or repeated
 //!   on every member of a collection (JTS's `WKBWriter`, Sedona); a member SRID other than the
 //!   outer one (or 0) is [`GeostatsError::NestedSridMismatch`]. Curve and surface types (codes
@@ -52,8 +57,12 @@ mod bbox;
 mod bbox_column_bounds;
 mod error;
 mod extent;
+mod geography_batch;
 mod geospatial_bounds;
 mod lon_cover;
+#[cfg(feature = "parquet")]
+mod parquet_stats;
+mod sphere_box;
 mod spherical_bounds;
 mod wkb_bbox;
 mod wkb_scan;
@@ -64,9 +73,13 @@ pub use batch::{BBoxColumns, BBoxColumnsBuilder, bbox_columns};
 pub use bbox::{BBox, Interval};
 pub use bbox_column_bounds::{BBoxColumnNames, decode_double_bound, encode_double_bound};
 pub use error::GeostatsError;
+pub use geography_batch::geography_bbox_columns;
 pub use geospatial_bounds::{
     GeoKind, GeospatialBound, bounds_of_bbox, decode_geospatial_bounds, encode_geospatial_bounds,
 };
+#[cfg(feature = "parquet")]
+pub use parquet_stats::{GeoStatsInstall, ParquetGeoStatsFactory, install_parquet_geo_stats};
+pub use sphere_box::{geography_box_contains, geography_boxes_meet};
 pub use spherical_bounds::MARGIN_DEG;
 pub use wkb_bbox::{WkbInfo, bbox_of_wkb, geography_bbox_of_wkb, wkb_info};
 pub use wkb_scan::MAX_NESTING_DEPTH;

@@ -201,6 +201,15 @@ fn read_count(
     Ok(count as usize)
 }
 
+/// The ISO WKB type code of a value's outermost geometry (`kind + 1000` for Z, `+ 2000` for M,
+/// `+ 3000` for ZM), whatever its encoding (ISO or EWKB flags): what Parquet's
+/// `geospatial_types` statistic lists.
+pub(crate) fn iso_type_code(buf: &[u8]) -> Result<i32, GeostatsError> {
+    let h = header(buf, &mut 0)?;
+    let dims = u32::from(h.dims.z) + 2 * u32::from(h.dims.m);
+    Ok((h.kind + 1000 * dims) as i32)
+}
+
 fn header(buf: &[u8], pos: &mut usize) -> Result<Header, GeostatsError> {
     let start = *pos;
     let big_endian = match take(buf, pos, 1)?[0] {

@@ -98,6 +98,10 @@ pub fn execute_tasks(
     storage: &dyn RewriteStorage,
 ) -> Result<RewriteOutcome, RewriteError> {
     plan.validate()?;
+    // Sound row-group boxes for GEOGRAPHY columns in the output files (a no-op after the first
+    // call; when another factory was installed first, files still get their bounds from this
+    // writer, only row-group statistics of geography columns are what that factory writes).
+    geoberg_geostats::install_parquet_geo_stats();
     if let Some(&t) = task_ids.iter().find(|&&t| t >= plan.tasks.len()) {
         return Err(RewriteError::InvalidPlan(format!(
             "task {t} is not in the plan ({} tasks)",
@@ -288,10 +292,20 @@ fn run_partition(
             first.geometry_index,
         )
     };
+    // Other geography columns, by name in the output schema (a name the inputs lack has no
+    // values to bound).
+    let geography: Vec<(usize, String)> = plan
+        .geography_columns
+        .iter()
+        .filter(|c| **c != plan.geometry_column)
+        .filter_map(|c| arrow_schema.index_of(c).ok().map(|i| (i, c.clone())))
+        .collect();
     let config = WriterConfig {
         arrow_schema: arrow_schema.clone(),
         parquet_schema,
         geometry_index,
+        geometry_on_sphere: plan.keys_geography(),
+        geography,
         codec: options.compression_codec,
         row_group_rows: options.row_group_rows,
         roll_bytes: (part.target_file_size_bytes as f64 * options.write_max_file_size() as f64
@@ -375,6 +389,7 @@ fn run_partition(
                 &curve,
                 column,
                 path,
+                plan.keys_geography(),
             )?;
             row += n;
         }
@@ -448,6 +463,7 @@ fn route_batch(
     curve: &geoberg_hilbert::HilbertCurve,
     column: &str,
     path: &str,
+    sphere: bool,
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
     let keyed = key_rows(
@@ -456,6 +472,7 @@ fn route_batch(
         column,
         path,
         row0,
+        sphere,
     )?;
     let n_slots = routing.slots.len();
     let mut slot_of = vec![u32::MAX; n];

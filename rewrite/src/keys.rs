@@ -1,7 +1,18 @@
 //! Sort keys of rows: the Hilbert index of each geometry's bbox centre.
+//!
+//! Geography values are boxed on the sphere (`geoberg_geostats::geography_bbox_columns`) and
+//! keyed by the centre of that box in longitude/latitude: the midpoint of its latitude range and
+//! of its longitude arc. For a box that wraps the antimeridian (`min_x > max_x`) the arc runs
+//! east from `min_x` across ±180 to `max_x`, so its midpoint is next to the data (the box
+//! 170..-170 is keyed at 180), not the planar mean of the two numbers (0, the far side of the
+//! Earth). Boxes that do not wrap are keyed as the same values in a geometry column would be.
+//! The curve itself does not wrap: values just east and just west of ±180 get keys far apart,
+//! which may split a cluster that straddles the antimeridian over files at both edges of the
+//! curve. That costs pruning efficiency there, never correctness: every output file's bounds are
+//! computed on the sphere from its rows.
 
 use arrow_array::Array;
-use geoberg_geostats::{BBoxColumns, bbox_columns};
+use geoberg_geostats::{BBoxColumns, bbox_columns, geography_bbox_columns};
 use geoberg_hilbert::HilbertCurve;
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +33,10 @@ pub enum RowClass {
 
 /// Bounding boxes and Hilbert keys of one batch of geometries.
 pub(crate) struct KeyedRows {
+    /// Planar boxes, or boxes on the sphere (X may wrap) for geography.
     pub bboxes: BBoxColumns,
+    /// Whether the boxes are on the sphere.
+    pub sphere: bool,
     /// Key per row; 0 for null and empty geometries (see `is_located`).
     pub keys: Vec<u64>,
 }
@@ -34,27 +48,57 @@ impl KeyedRows {
         self.bboxes.min_x.is_valid(row)
     }
 
-    /// Width and height of the row's bbox (zero for unlocated rows).
+    /// Width and height of the row's bbox (zero for unlocated rows); on the sphere the width
+    /// of a wrapping box is its longitude arc.
     #[inline]
     pub fn size(&self, row: usize) -> (f64, f64) {
         let b = &self.bboxes;
+        let (min_x, max_x) = (b.min_x.value(row), b.max_x.value(row));
         (
-            b.max_x.value(row) - b.min_x.value(row),
+            lon_width(min_x, max_x, self.sphere),
             b.max_y.value(row) - b.min_y.value(row),
         )
     }
 }
 
-/// Computes bboxes (geostats batch kernel) and centre keys (hilbert batch kernel) of a WKB
-/// column. `first_row` is the file row ordinal of row 0, for error messages.
+/// Width of an X range; on the sphere a range with `min_x > max_x` wraps the antimeridian.
+#[inline]
+pub(crate) fn lon_width(min_x: f64, max_x: f64, sphere: bool) -> f64 {
+    if sphere && min_x > max_x {
+        max_x + 360.0 - min_x
+    } else {
+        max_x - min_x
+    }
+}
+
+/// Centre of an X range; on the sphere the midpoint of the longitude arc, in [-180, 180].
+#[inline]
+pub(crate) fn lon_centre(min_x: f64, max_x: f64, sphere: bool) -> f64 {
+    if sphere && min_x > max_x {
+        let c = min_x * 0.5 + (max_x + 360.0) * 0.5;
+        if c > 180.0 { c - 360.0 } else { c }
+    } else {
+        min_x * 0.5 + max_x * 0.5
+    }
+}
+
+/// Computes bboxes (geostats batch kernel; on the sphere with `sphere`) and centre keys (hilbert
+/// batch kernel) of a WKB column. `first_row` is the file row ordinal of row 0, for error
+/// messages.
 pub(crate) fn key_rows(
     geometry: &dyn Array,
     curve: &HilbertCurve,
     column: &str,
     path: &str,
     first_row: u64,
+    sphere: bool,
 ) -> Result<KeyedRows, RewriteError> {
-    let bboxes = bbox_columns(geometry).map_err(|source| RewriteError::Geometry {
+    let boxes = if sphere {
+        geography_bbox_columns(geometry)
+    } else {
+        bbox_columns(geometry)
+    };
+    let bboxes = boxes.map_err(|source| RewriteError::Geometry {
         column: column.to_string(),
         path: path.to_string(),
         source,
@@ -70,7 +114,7 @@ pub(crate) fn key_rows(
     );
     for i in 0..n {
         if bboxes.min_x.is_valid(i) {
-            xs.push(min_x[i] * 0.5 + max_x[i] * 0.5);
+            xs.push(lon_centre(min_x[i], max_x[i], sphere));
             ys.push(min_y[i] * 0.5 + max_y[i] * 0.5);
         } else {
             // Any in-bounds value; the key is overwritten below.
@@ -98,5 +142,25 @@ pub(crate) fn key_rows(
             }
         }
     }
-    Ok(KeyedRows { bboxes, keys })
+    Ok(KeyedRows {
+        bboxes,
+        sphere,
+        keys,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_boxes_are_centred_on_their_arc() {
+        assert_eq!(lon_centre(170.0, -170.0, true), 180.0);
+        assert_eq!(lon_centre(175.0, -165.0, true), -175.0);
+        assert_eq!(lon_centre(-10.0, 30.0, true), 10.0);
+        assert_eq!(lon_width(170.0, -170.0, true), 20.0);
+        assert_eq!(lon_width(-180.0, 180.0, true), 360.0);
+        // Planar: the numbers as they are.
+        assert_eq!(lon_centre(170.0, -170.0, false), 0.0);
+    }
 }

@@ -18,7 +18,12 @@
 //!    bbox centre (ties broken by input and row ordinal), routes them to sort chunks that spill
 //!    to Arrow IPC runs past the memory budget, sorts each chunk and writes Parquet files rolled
 //!    near the target size, keeping the input schema (field ids, GEOMETRY logical type).
-//! 4. Iceberg v3 row lineage: when the inputs carry a [`RowLineage`] (their `first_row_id` and
+//! 4. Geography ([`GeoColumns`]): a geography column is keyed by the centre of each value's box
+//!    on the sphere (the midpoint of its longitude arc, across the antimeridian where the box
+//!    wraps), and every geography column of the output files is bounded on the sphere
+//!    ([`OutputFile::bbox`], [`OutputFile::geography_bboxes`]); the Parquet row groups get
+//!    sound GEOGRAPHY statistics through `geoberg_geostats::install_parquet_geo_stats`.
+//! 5. Iceberg v3 row lineage: when the inputs carry a [`RowLineage`] (their `first_row_id` and
 //!    data sequence number), every output file also gets the reserved `_row_id` and
 //!    `_last_updated_sequence_number` columns, each row's value copied from its input file's
 //!    column or derived as a reader would (`first_row_id + position`, the data sequence number),
@@ -67,6 +72,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod columns;
 mod error;
 mod execute;
 mod input;
@@ -82,6 +88,7 @@ mod spill;
 mod storage;
 mod writer;
 
+pub use columns::GeoColumns;
 pub use error::RewriteError;
 pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
 /// File, partition and curve bounds, and the curve: the CRS crate's types, re-exported so that

@@ -70,7 +70,7 @@ pub struct PartitionPlan {
     pub expected_output_files: usize,
     /// The oversized-row rule, when the partition has more than one output file.
     pub oversize: Option<OversizeRule>,
-    /// Union of the sampled bboxes.
+    /// Union of the sampled bboxes (for a geography column on the sphere: X may wrap).
     pub data_extent: Option<Extent>,
     /// Partitions with the same group are committed together (partial progress).
     pub commit_group: usize,
@@ -101,6 +101,10 @@ pub struct RewriteTask {
 pub struct RewritePlan {
     /// Geometry column whose bbox centres are keyed.
     pub geometry_column: String,
+    /// Columns of the inputs that hold geography (the keyed one included when it does): keyed by
+    /// the centre of their boxes on the sphere, bounded on the sphere in the output files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geography_columns: Vec<String>,
     /// The curve.
     pub curve: HilbertSpec,
     /// Options in force.
@@ -114,6 +118,11 @@ pub struct RewritePlan {
 }
 
 impl RewritePlan {
+    /// Whether the keyed column holds geography.
+    pub fn keys_geography(&self) -> bool {
+        self.geography_columns.contains(&self.geometry_column)
+    }
+
     /// Whether there is nothing to rewrite.
     pub fn is_empty(&self) -> bool {
         self.partitions.is_empty()

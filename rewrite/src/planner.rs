@@ -3,16 +3,17 @@
 use arrow_array::UInt32Array;
 use rayon::prelude::*;
 
-use crate::keys::key_rows;
+use crate::keys::{key_rows, lon_width};
 use crate::lineage::Layout;
 use crate::selection::{PartitionSelection, select};
 use crate::sizing::{expected_output_files, partition_target_size};
 use crate::source::{Source, same_columns};
 use crate::storage::InputStorage;
 use crate::{
-    Extent, HilbertSpec, InputFile, KeyRange, OversizeRule, PartitionPlan, RewriteError,
-    RewriteOptions, RewritePlan, RewriteTask, RowClass,
+    Extent, GeoColumns, HilbertSpec, InputFile, KeyRange, OversizeRule, PartitionPlan,
+    RewriteError, RewriteOptions, RewritePlan, RewriteTask, RowClass,
 };
+use geoberg_geostats::{BBox, GeographyBBoxAccumulator};
 
 /// Sampled keys per sort unit (output file or memory chunk); Spark's range-exchange hint.
 const SAMPLES_PER_UNIT: u64 = 100;
@@ -37,20 +38,48 @@ struct Sample {
     mem_bytes: f64,
 }
 
-/// Plans a Hilbert-clustered rewrite of `files` (the data files matched by the WHERE clause).
+/// Plans a Hilbert-clustered rewrite of `files` (the data files matched by the WHERE clause),
+/// clustered by `columns` (a column name for a planar geometry column, or [`GeoColumns`] naming
+/// the geography columns).
 ///
 /// Preflight runs before any data is read: the curve (precision 1..=32, finite bounds) and the
 /// union of the files' recorded bounds against the curve bounds. Then each selected partition's
-/// geometry column is sampled to cut global key ranges at byte-weighted quantiles.
+/// geometry column is sampled to cut global key ranges at byte-weighted quantiles. A geography
+/// file box that wraps the antimeridian counts as spanning every longitude in the preflight and
+/// the overlap metric.
 pub fn plan_rewrite(
     files: &[InputFile],
-    geometry_column: &str,
+    columns: impl Into<GeoColumns>,
     curve: &HilbertSpec,
     options: &RewriteOptions,
     storage: &dyn InputStorage,
 ) -> Result<RewritePlan, RewriteError> {
-    let selected = select(files, options);
-    preflight(files, &selected, geometry_column, curve)?;
+    let columns = columns.into();
+    let geometry_column = columns.cluster.as_str();
+    let sphere = columns.clusters_geography();
+    // Selection and preflight compare planar extents: a wrapping box becomes its lon/lat band.
+    let unwrapped: Vec<InputFile>;
+    let planar_files = if sphere {
+        unwrapped = files
+            .iter()
+            .map(|f| {
+                let mut f = f.clone();
+                f.bbox = f.bbox.map(|b| {
+                    if b.min_x > b.max_x {
+                        Extent::new(-180.0, b.min_y, 180.0, b.max_y)
+                    } else {
+                        b
+                    }
+                });
+                f
+            })
+            .collect();
+        &unwrapped[..]
+    } else {
+        files
+    };
+    let selected = select(planar_files, options);
+    preflight(planar_files, &selected, geometry_column, curve)?;
     let hilbert = crate::plan::hilbert_curve(curve)?;
     let pool = crate::execute::thread_pool(options)?;
 
@@ -98,14 +127,15 @@ pub fn plan_rewrite(
                 stride,
                 options,
                 &sel.partition.0,
+                sphere,
             )
         })?;
 
-        let data_extent = Extent::union_all(samples.iter().filter_map(|s| s.bbox.as_ref()));
+        let data_extent = sample_extent(&samples, sphere);
         let oversize = data_extent.filter(|_| n_files > 1).and_then(|e| {
             let side = (n_files as f64).sqrt();
             let rule = OversizeRule {
-                max_width: e.width() / side,
+                max_width: lon_width(e.min_x, e.max_x, sphere) / side,
                 max_height: e.height() / side,
             };
             let located = samples.iter().filter(|s| s.bbox.is_some()).count();
@@ -195,6 +225,7 @@ pub fn plan_rewrite(
     assign_commit_groups(&mut partitions, options);
     let plan = RewritePlan {
         geometry_column: geometry_column.to_string(),
+        geography_columns: columns.geography.clone(),
         curve: *curve,
         options: options.clone(),
         inputs,
@@ -242,7 +273,22 @@ fn preflight(
     })
 }
 
+/// Union of the sampled boxes: planar, or on the sphere (X may wrap) for geography.
+fn sample_extent(samples: &[Sample], sphere: bool) -> Option<Extent> {
+    let boxes = samples.iter().filter_map(|s| s.bbox.as_ref());
+    if !sphere {
+        return Extent::union_all(boxes);
+    }
+    let mut acc = GeographyBBoxAccumulator::new();
+    for b in boxes {
+        acc.add(Some(BBox::new(b.min_x, b.min_y, b.max_x, b.max_y)));
+    }
+    acc.finish()
+        .map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+}
+
 /// Reads the geometry column of every file (in parallel) and keeps every `stride`-th row.
+#[allow(clippy::too_many_arguments)]
 fn sample_partition(
     storage: &dyn InputStorage,
     files: &[InputFile],
@@ -251,10 +297,11 @@ fn sample_partition(
     stride: u64,
     options: &RewriteOptions,
     partition: &str,
+    sphere: bool,
 ) -> Result<Vec<Sample>, RewriteError> {
     let per_file: Vec<(arrow_schema::SchemaRef, Vec<Sample>)> = files
         .par_iter()
-        .map(|f| sample_file(storage, f, column, curve, stride, options))
+        .map(|f| sample_file(storage, f, column, curve, stride, options, sphere))
         .collect::<Result<_, _>>()?;
     // With row lineage, files are compared on their data columns: whether a file already carries
     // the lineage columns (written by an earlier rewrite) does not matter.
@@ -281,6 +328,7 @@ fn sample_file(
     curve: &geoberg_hilbert::HilbertCurve,
     stride: u64,
     options: &RewriteOptions,
+    sphere: bool,
 ) -> Result<(arrow_schema::SchemaRef, Vec<Sample>), RewriteError> {
     let path = input.location.as_str();
     let source = Source::open(storage, path, column)?;
@@ -304,7 +352,7 @@ fn sample_file(
             let geometry =
                 arrow_select::take::take(batch.column(0), &UInt32Array::from(picks), None)
                     .map_err(|e| RewriteError::arrow("sampling geometries", e))?;
-            let keyed = key_rows(geometry.as_ref(), curve, column, path, row0)?;
+            let keyed = key_rows(geometry.as_ref(), curve, column, path, row0, sphere)?;
             for i in 0..geometry.len() {
                 let located = keyed.is_located(i);
                 let (width, height) = if located { keyed.size(i) } else { (0.0, 0.0) };

@@ -1,10 +1,11 @@
 //! Output Parquet files rolled at sorted boundaries, and what they report to the commit.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use geoberg_geostats::BBoxAccumulator;
+use geoberg_geostats::{BBox, BBoxAccumulator, GeographyBBoxAccumulator, GeostatsError};
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::Encoding;
@@ -40,7 +41,8 @@ pub struct ColumnMetrics {
 ///
 /// Lower/upper bounds of ordinary columns are left to `table`, which maps Parquet statistics to
 /// Iceberg types (and truncation rules) from [`OutputFile::footer`]; the geometry bounds are in
-/// [`OutputFile::bbox`] (GEOMETRY columns have no Parquet min/max).
+/// [`OutputFile::bbox`] (GEOMETRY columns have no Parquet min/max), those of the other
+/// geography columns in [`OutputFile::geography_bboxes`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OutputFile {
     /// Where the file was written.
@@ -57,8 +59,14 @@ pub struct OutputFile {
     pub class: RowClass,
     /// Smallest and largest Hilbert key of its rows.
     pub key_range: KeyRange,
-    /// Bounds of the geometry column (`None` when every geometry is null or empty).
+    /// Bounds of the keyed column (`None` when every value is null or empty). For a geography
+    /// column they are bounds on the sphere: the X range wraps the antimeridian
+    /// (`min_x > max_x`) when that is narrower, as the Iceberg spec's geography bounds do.
     pub bbox: Option<Extent>,
+    /// Bounds on the sphere of the plan's other geography columns, by column name (X may wrap;
+    /// `None` when every value is null or empty).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub geography_bboxes: BTreeMap<String, Option<Extent>>,
     /// Per-leaf-column counts and sizes.
     pub columns: Vec<ColumnMetrics>,
     /// The Parquet footer, for further metrics; not serialized.
@@ -71,6 +79,10 @@ pub(crate) struct WriterConfig {
     pub arrow_schema: SchemaRef,
     pub parquet_schema: SchemaDescriptor,
     pub geometry_index: usize,
+    /// Whether the keyed column holds geography (bounded on the sphere).
+    pub geometry_on_sphere: bool,
+    /// The other geography columns: index in `arrow_schema` and name.
+    pub geography: Vec<(usize, String)>,
     pub codec: OutputCodec,
     pub row_group_rows: usize,
     pub roll_bytes: u64,
@@ -106,11 +118,44 @@ pub(crate) type OutputWriter = Box<dyn OutputStream>;
 /// Opens the next output file: its location and its writer.
 type NextFile<'a> = Box<dyn FnMut() -> Result<(String, OutputWriter), RewriteError> + 'a>;
 
+/// The running bounds of one column of an open file.
+enum Bounds {
+    Planar(BBoxAccumulator),
+    Sphere(Box<GeographyBBoxAccumulator>),
+}
+
+impl Bounds {
+    fn new(sphere: bool) -> Self {
+        if sphere {
+            Bounds::Sphere(Box::new(GeographyBBoxAccumulator::new()))
+        } else {
+            Bounds::Planar(BBoxAccumulator::new())
+        }
+    }
+
+    fn add(&mut self, array: &dyn Array) -> Result<(), GeostatsError> {
+        match self {
+            Bounds::Planar(a) => a.add_wkb_array(array),
+            Bounds::Sphere(a) => a.add_wkb_array(array),
+        }
+    }
+
+    fn finish(&self) -> Option<Extent> {
+        let b: Option<BBox> = match self {
+            Bounds::Planar(a) => a.finish(),
+            Bounds::Sphere(a) => a.finish(),
+        };
+        b.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+    }
+}
+
 struct OpenFile {
     path: String,
     writer: SerializedFileWriter<OutputWriter>,
     columns: ArrowRowGroupWriterFactory,
-    bbox: BBoxAccumulator,
+    bbox: Bounds,
+    /// Bounds of the other geography columns, in `WriterConfig::geography` order.
+    geography: Vec<Bounds>,
     first_key: u64,
     last_key: u64,
     rows: u64,
@@ -194,7 +239,13 @@ impl<'a> RollingWriter<'a> {
                 path,
                 writer,
                 columns,
-                bbox: BBoxAccumulator::new(),
+                bbox: Bounds::new(self.config.geometry_on_sphere),
+                geography: self
+                    .config
+                    .geography
+                    .iter()
+                    .map(|_| Bounds::new(true))
+                    .collect(),
                 first_key,
                 last_key,
                 rows: 0,
@@ -202,18 +253,22 @@ impl<'a> RollingWriter<'a> {
             });
         }
         let f = self.current.as_mut().expect("file was just opened");
-        f.bbox
-            .add_wkb_array(batch.column(self.config.geometry_index).as_ref())
-            .map_err(|source| RewriteError::Geometry {
-                column: self
-                    .config
-                    .arrow_schema
-                    .field(self.config.geometry_index)
-                    .name()
-                    .clone(),
-                path: f.path.clone(),
-                source,
-            })?;
+        let config = self.config;
+        let columns = std::iter::once((&mut f.bbox, config.geometry_index)).chain(
+            f.geography
+                .iter_mut()
+                .zip(&config.geography)
+                .map(|(b, (i, _))| (b, *i)),
+        );
+        for (bounds, index) in columns {
+            bounds
+                .add(batch.column(index).as_ref())
+                .map_err(|source| RewriteError::Geometry {
+                    column: config.arrow_schema.field(index).name().clone(),
+                    path: f.path.clone(),
+                    source,
+                })?;
+        }
         write_row_group(f, &self.config.arrow_schema, batch)
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         f.last_key = last_key;
@@ -249,10 +304,14 @@ impl<'a> RollingWriter<'a> {
                 first: f.first_key,
                 last: f.last_key,
             },
-            bbox: f
-                .bbox
-                .finish()
-                .map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
+            bbox: f.bbox.finish(),
+            geography_bboxes: self
+                .config
+                .geography
+                .iter()
+                .zip(&f.geography)
+                .map(|((_, name), b)| (name.clone(), b.finish()))
+                .collect(),
             footer: Some(Arc::new(footer)),
         });
         Ok(())

@@ -1,7 +1,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use geo_types::{Coord, Geometry, Rect};
+use geo_types::{Coord, Geometry, MultiPolygon, Rect};
 use geoberg_crs::Extent;
 use wkt::{ToWkt, Wkt};
 
@@ -18,13 +18,35 @@ fn include(acc: Option<Extent>, c: Coord<f64>) -> Option<Extent> {
 }
 
 /// The query shape of a spatial predicate, in the three forms consumers need: the geometry, its
-/// WKB encoding (for exact row filtering) and its bounding box (for file pruning).
+/// WKB encoding (for exact row filtering) and its bounding box (for file pruning), plus the
+/// envelope as written when the window is an `ST_MakeEnvelope`.
+///
+/// An envelope with `minX > maxX`, as in `ST_MakeEnvelope(170, -10, -170, 10, 4326)`, is a
+/// window across the antimeridian, and means something only on a **geography** column: the
+/// longitudes from `minX` east across ±180 to `maxX` (here 170°E to 170°W). Its X values must be
+/// longitudes in [-180, 180] and its Y values latitudes in [-90, 90]. Its
+/// [`geometry`](Window::geometry) and [`wkb`](Window::wkb) are the two planar boxes it covers
+/// (`minX..180` and `-180..maxX`), its [`bbox`](Window::bbox) their planar union; a consumer
+/// on a geography column reads [`envelope`](Window::envelope) instead, and one on a geometry
+/// column rejects it ([`Window::wraps`]).
+///
+/// ```
+/// use geoberg_sql::{Predicate, parse_condition};
+/// let p = parse_condition("ST_Intersects(geog, ST_MakeEnvelope(170, -10, -170, 10, 4326))")?;
+/// let Predicate::Spatial(f) = &p else { unreachable!() };
+/// assert!(f.window.wraps());
+/// let e = f.window.envelope().unwrap();
+/// assert_eq!((e.min_x, e.max_x), (170.0, -170.0));
+/// assert_eq!(p.to_sql(), "ST_Intersects(geog, ST_MakeEnvelope(170.0, -10.0, -170.0, 10.0, 4326))");
+/// # Ok::<(), geoberg_sql::SqlError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     geometry: Geometry<f64>,
     wkb: Vec<u8>,
     bbox: Extent,
     srid: Option<i32>,
+    envelope: Option<Extent>,
 }
 
 impl Window {
@@ -54,7 +76,8 @@ impl Window {
         Window::from_geometry(geometry, srid).map_err(bad)
     }
 
-    /// A rectangular window, as in `ST_MakeEnvelope(minX, minY, maxX, maxY, srid)`.
+    /// A rectangular window, as in `ST_MakeEnvelope(minX, minY, maxX, maxY, srid)`. `minX >
+    /// maxX` is a window across the antimeridian, for geography columns only (see [`Window`]).
     pub fn from_envelope(bbox: Extent, srid: Option<i32>) -> Result<Window, SqlError> {
         let Extent {
             min_x,
@@ -62,22 +85,48 @@ impl Window {
             max_x,
             max_y,
         } = bbox;
-        let ordered = min_x <= max_x && min_y <= max_y;
-        if !ordered || ![min_x, min_y, max_x, max_y].iter().all(|v| v.is_finite()) {
-            return Err(SqlError::InvalidWindow {
-                window: format!("ST_MakeEnvelope({min_x}, {min_y}, {max_x}, {max_y})"),
-                reason: "the envelope needs finite numbers with minX <= maxX and minY <= maxY, \
-                         in the order (minX, minY, maxX, maxY)"
-                    .to_string(),
-            });
-        }
-        let rect = Rect::new(Coord { x: min_x, y: min_y }, Coord { x: max_x, y: max_y });
-        Window::from_geometry(Geometry::Polygon(rect.to_polygon()), srid).map_err(|reason| {
-            SqlError::InvalidWindow {
-                window: format!("ST_MakeEnvelope({min_x}, {min_y}, {max_x}, {max_y})"),
-                reason,
+        let written = || {
+            let mut w = format!("ST_MakeEnvelope({min_x}, {min_y}, {max_x}, {max_y}");
+            if let Some(srid) = srid {
+                w.push_str(&format!(", {srid}"));
             }
-        })
+            w + ")"
+        };
+        let bad = |reason: &str| SqlError::InvalidWindow {
+            window: written(),
+            reason: reason.to_string(),
+        };
+        if ![min_x, min_y, max_x, max_y].iter().all(|v| v.is_finite()) || min_y > max_y {
+            return Err(bad(
+                "the envelope needs finite numbers with minY <= maxY, in the order (minX, minY, \
+                 maxX, maxY); minX <= maxX, or minX > maxX for a window across the antimeridian \
+                 on a geography column",
+            ));
+        }
+        let rect = |x0: f64, x1: f64| {
+            Rect::new(Coord { x: x0, y: min_y }, Coord { x: x1, y: max_y }).to_polygon()
+        };
+        let geometry = if min_x <= max_x {
+            Geometry::Polygon(rect(min_x, max_x))
+        } else {
+            let lon = -180.0..=180.0;
+            let lat = -90.0..=90.0;
+            if !(lon.contains(&min_x)
+                && lon.contains(&max_x)
+                && lat.contains(&min_y)
+                && lat.contains(&max_y))
+            {
+                return Err(bad(
+                    "minX > maxX is a window across the antimeridian (geography only), which \
+                     needs longitudes in [-180, 180] and latitudes in [-90, 90]; otherwise give \
+                     minX <= maxX",
+                ));
+            }
+            Geometry::MultiPolygon(MultiPolygon(vec![rect(min_x, 180.0), rect(-180.0, max_x)]))
+        };
+        let mut window = Window::from_geometry(geometry, srid).map_err(|reason| bad(&reason))?;
+        window.envelope = Some(bbox);
+        Ok(window)
     }
 
     fn from_geometry(geometry: Geometry<f64>, srid: Option<i32>) -> Result<Window, String> {
@@ -100,6 +149,7 @@ impl Window {
             wkb,
             bbox,
             srid,
+            envelope: None,
         })
     }
 
@@ -113,9 +163,23 @@ impl Window {
         &self.wkb
     }
 
-    /// The window's bounding box.
+    /// The window's planar bounding box (of a wrapping envelope: of the two boxes it covers,
+    /// `-180..180` in X).
     pub fn bbox(&self) -> Extent {
         self.bbox
+    }
+
+    /// The corners of an `ST_MakeEnvelope` window as written (`min_x > max_x` when it wraps the
+    /// antimeridian); `None` for `ST_GeomFromText` windows. On a geography column a consumer
+    /// builds the window from these, so that a wide or wrapping envelope keeps its meaning.
+    pub fn envelope(&self) -> Option<Extent> {
+        self.envelope
+    }
+
+    /// Whether the window is an envelope across the antimeridian (`minX > maxX`), which only a
+    /// geography column can use.
+    pub fn wraps(&self) -> bool {
+        self.envelope.is_some_and(|e| e.min_x > e.max_x)
     }
 
     /// The SRID given to `ST_GeomFromText` / `ST_MakeEnvelope`, if any. Whether it matches the
@@ -127,6 +191,18 @@ impl Window {
 
 impl fmt::Display for Window {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = self.envelope {
+            // As written, so that a wrapping envelope parses back to itself.
+            write!(
+                f,
+                "ST_MakeEnvelope({:?}, {:?}, {:?}, {:?}",
+                e.min_x, e.min_y, e.max_x, e.max_y
+            )?;
+            if let Some(srid) = self.srid {
+                write!(f, ", {srid}")?;
+            }
+            return f.write_str(")");
+        }
         write!(
             f,
             "ST_GeomFromText({}",
@@ -149,7 +225,8 @@ pub enum SpatialRelation {
     Contains,
     /// The row geometry lies within the window.
     Within,
-    /// The row geometry is within this distance of the window (in the CRS's units).
+    /// The row geometry is within this distance of the window: in the CRS's units on a
+    /// geometry column, in metres on the sphere on a geography column.
     DWithin(f64),
 }
 
@@ -166,7 +243,9 @@ pub struct SpatialFilter {
 
 impl SpatialFilter {
     /// The box a file's geometry bounds must intersect to possibly hold matching rows: the
-    /// window's box, grown by the distance for `ST_DWithin`.
+    /// window's planar box, grown by the distance for `ST_DWithin`. For geometry columns only:
+    /// on a geography column the window's edges bulge past its planar box and the distance is
+    /// metres, so consumers bound the window on the sphere instead (`geoberg-table` does).
     pub fn pruning_bbox(&self) -> Extent {
         match self.relation {
             SpatialRelation::DWithin(d) => self.window.bbox.expand(d),

@@ -141,6 +141,20 @@ fn window() -> impl Strategy<Value = Window> {
                 let bbox = geoberg_crs::Extent::new(x, y, x + w, y + h);
                 Window::from_envelope(bbox, srid).unwrap()
             }),
+        // Envelopes across the antimeridian (minX > maxX), for geography columns.
+        (
+            0.0..=180.0f64,
+            -180.0..0.0f64,
+            -90.0..90.0f64,
+            0.0..90.0f64,
+            srid.clone()
+        )
+            .prop_map(|(x0, x1, y, h, srid)| {
+                let bbox = geoberg_crs::Extent::new(x0, y, x1, (y + h).min(90.0));
+                let w = Window::from_envelope(bbox, srid).unwrap();
+                assert!(w.wraps());
+                w
+            }),
         (coordinate(), coordinate(), srid.clone()).prop_map(|(x, y, srid)| Window::from_wkt(
             &format!("POINT ({x:?} {y:?})"),
             srid

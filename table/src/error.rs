@@ -189,6 +189,10 @@ pub enum Error {
     /// A spatial filter the planner rejects (window not finite, in another CRS, ...).
     #[error(transparent)]
     Prune(#[from] geoberg_pruning::PruneError),
+    /// A geography value or window the spherical predicates cannot read (invalid WKB, a
+    /// distance that is not metres >= 0, ...).
+    #[error(transparent)]
+    Geography(#[from] geoberg_geography::GeographyError),
     /// Failure in an Arrow kernel.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

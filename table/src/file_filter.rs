@@ -12,6 +12,7 @@ use geoberg_sql::{CompareOp, Literal, Predicate, SpatialRelation};
 use iceberg::spec::{DataFile, Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
+use crate::geography_window::{GeographyWindow, wrapping_envelope_on_planar_column};
 use crate::table::Table;
 
 /// For each of `files`, whether it may hold a row matching `predicate`.
@@ -123,7 +124,18 @@ fn collect_spatial(
                 SpatialRelation::Within => PrunePredicate::Within,
                 SpatialRelation::DWithin(distance) => PrunePredicate::DistanceWithin { distance },
             };
-            let mut filter = SpatialFilter::from_wkb(predicate, s.window.wkb())?;
+            // Geography: the region the window means on the sphere (an envelope by its
+            // corners, so that one across the antimeridian is the one region it is); an
+            // envelope across the antimeridian means nothing on a planar column.
+            let mut filter = match &geo.column_type {
+                ColumnType::Geography { .. } => {
+                    GeographyWindow::from_sql(&s.window)?.filter(predicate)?
+                }
+                planar if s.window.wraps() => {
+                    return Err(wrapping_envelope_on_planar_column(s, planar));
+                }
+                _ => SpatialFilter::from_wkb(predicate, s.window.wkb())?,
+            };
             if let Some(srid) = s.window.srid() {
                 filter = filter.with_crs(Crs::Srid(srid));
             }

@@ -22,6 +22,7 @@
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), maintenance |
 //! | `scan`, `file_index`, `file_filter`, `bbox_columns` | scans, spatial file pruning (on the column's bounds, or on bbox columns under any writer's names), file selection by predicate |
+//! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
 //!
@@ -87,6 +88,7 @@ mod error;
 mod faults;
 mod file_filter;
 mod file_index;
+mod geography_window;
 mod ident;
 pub mod import;
 mod lineage;

@@ -1,10 +1,12 @@
-//! Exact refinement: does a row's geometry (not just its box) intersect the window?
+//! Exact refinement: does a row's geometry (not just its box) intersect the window? Planar with
+//! `geo` for geometry columns, on the sphere with `geoberg-geography` for geography columns.
 
-use arrow_array::Array;
 use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray};
 use arrow_schema::DataType;
 use geo::Intersects;
 use geo_traits::to_geo::ToGeoGeometry;
+use geoberg_geography::PreparedGeography;
 use geoberg_geostats::BBox;
 
 use crate::error::{Error, Result};
@@ -32,4 +34,17 @@ pub(crate) fn intersects(array: &dyn Array, row: usize, window: &BBox) -> Result
         geo_types::coord! { x: window.max_x, y: window.max_y },
     );
     Ok(geometry.intersects(&rect))
+}
+
+/// Which rows of a geography WKB column intersect the window on the sphere (great-circle
+/// edges); null rows are false.
+pub(crate) fn intersects_on_sphere(
+    array: &dyn Array,
+    window: &PreparedGeography,
+) -> Result<BooleanArray> {
+    let hits = geoberg_geography::intersects(array, window)?;
+    Ok(match hits.nulls() {
+        None => hits,
+        Some(_) => hits.iter().map(|v| Some(v == Some(true))).collect(),
+    })
 }

@@ -4,7 +4,9 @@
 //!
 //! The SQL engine builds one from its own expression evaluator; [`RowFilter::from_predicate`]
 //! evaluates a [`Predicate`] here (comparisons with SQL's three-valued logic, `IN`, `BETWEEN`,
-//! `IS NULL`, and exact planar spatial predicates), so that the library needs no engine.
+//! `IS NULL`, and exact spatial predicates: planar on geometry, on the sphere on a geography
+//! column, which a batch marks with GeoArrow metadata as the table's scans do), so that the
+//! library needs no engine.
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +24,7 @@ use iceberg::spec::{Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
 use crate::file_filter::datum;
+use crate::geography_window::{GeographyWindow, wrapping_envelope_on_planar_column};
 
 type Matcher = dyn Fn(&RecordBatch) -> Result<BooleanArray> + Send + Sync;
 
@@ -58,7 +61,10 @@ impl RowFilter {
         RowFilter::new(None, |b| Ok(BooleanArray::from(vec![true; b.num_rows()])))
     }
 
-    /// The rows for which `predicate` is true; it also prunes files.
+    /// The rows for which `predicate` is true; it also prunes files. A spatial predicate on a
+    /// column the batch marks as geography (GeoArrow metadata, as the table's scans return
+    /// geography columns) is evaluated on the sphere, `ST_DWithin` in metres; an
+    /// `ST_MakeEnvelope` with `minX > maxX` on any other column is an error naming what works.
     pub fn from_predicate(predicate: Predicate) -> Self {
         let p = predicate.clone();
         RowFilter::new(Some(predicate), move |batch| {
@@ -255,9 +261,21 @@ fn compare(array: &ArrayRef, op: CompareOp, value: &ArrayRef) -> Result<BooleanA
     })
 }
 
-/// An exact planar spatial predicate against the window; null geometry gives null.
+/// An exact spatial predicate against the window (planar, or on the sphere for a geography
+/// column); null geometry gives null.
 fn spatial(s: &SpatialFilter, batch: &RecordBatch) -> Result<BooleanArray> {
     let (array, _) = column_of(batch, &s.column)?;
+    if let Ok(field) = batch.schema().field_with_name(&s.column) {
+        if is_geography(field) {
+            return spatial_on_sphere(s, array.as_ref());
+        }
+        if s.window.wraps() {
+            return Err(wrapping_envelope_on_planar_column(
+                s,
+                &geoberg_crs::ColumnType::GeometryWithoutCrs,
+            ));
+        }
+    }
     let window = s.window.geometry();
     let mut out = Vec::with_capacity(array.len());
     for row in 0..array.len() {
@@ -293,4 +311,43 @@ fn spatial(s: &SpatialFilter, batch: &RecordBatch) -> Result<BooleanArray> {
         }));
     }
     Ok(BooleanArray::from(out))
+}
+
+/// Whether a batch column holds geography: GeoArrow's `geoarrow.wkb` extension with edges other
+/// than planar (the `"edges"` key of the GeoArrow spec, or `"algorithm"` as parquet's reader
+/// writes it), as the table's scans return geography columns.
+fn is_geography(field: &arrow_schema::Field) -> bool {
+    let md = field.metadata();
+    if md.get("ARROW:extension:name").map(String::as_str) != Some("geoarrow.wkb") {
+        return false;
+    }
+    let Some(Ok(json)) = md
+        .get("ARROW:extension:metadata")
+        .map(|m| serde_json::from_str::<serde_json::Value>(m))
+    else {
+        return false;
+    };
+    ["edges", "algorithm"].iter().any(|k| {
+        json.get(k)
+            .and_then(|e| e.as_str())
+            .is_some_and(|e| e != "planar")
+    })
+}
+
+/// The exact spatial predicate on a geography column, on the sphere (great-circle edges,
+/// `ST_DWithin` in metres): `geoberg-geography`'s kernels against the window's region (an
+/// `ST_MakeEnvelope` by its corners, across the antimeridian when `minX > maxX`). Null values
+/// give null.
+fn spatial_on_sphere(s: &SpatialFilter, array: &dyn Array) -> Result<BooleanArray> {
+    let window = GeographyWindow::from_sql(&s.window)?;
+    let q = window.query();
+    Ok(match s.relation {
+        SpatialRelation::Intersects => geoberg_geography::intersects(array, q)?,
+        SpatialRelation::Contains => geoberg_geography::contains(array, q)?,
+        SpatialRelation::Within => {
+            window.check_within(&s.column)?;
+            geoberg_geography::within(array, q)?
+        }
+        SpatialRelation::DWithin(d) => geoberg_geography::dwithin(array, q, d)?,
+    })
 }

@@ -1,5 +1,10 @@
 //! Scan: spatial window → file pruning on the manifest bounds (`pruning`'s file index) →
 //! row-group pruning on Parquet geo statistics → Arrow batches, optionally refined row by row.
+//!
+//! On a geography column the window is the region on the sphere its box means (the polygon
+//! through its corners with great-circle edges; see `geography_window`): files and row groups
+//! are pruned against that region's spherical bounds, and rows are refined with
+//! `geoberg-geography`'s exact predicate.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,7 +14,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::Schema;
 use futures::TryStreamExt;
 use geoberg_crs::ColumnType;
-use geoberg_geostats::{BBox, bbox_columns};
+use geoberg_geostats::{BBox, bbox_columns, geography_bbox_columns, geography_boxes_meet};
 use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
 use geoberg_puffin::DeletionVector;
 use geoberg_rewrite::{
@@ -23,6 +28,7 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
+use crate::geography_window::{GeographyWindow, wrapping_window_on_planar_column};
 use crate::lineage::live_file_lineage;
 use crate::manifest::read_manifest;
 use crate::storage::block_on;
@@ -98,6 +104,35 @@ pub struct Scan<'a> {
     only: Option<std::collections::HashSet<String>>,
 }
 
+/// A scan's window, resolved against its column.
+struct ScanFilter<'s> {
+    column: &'s str,
+    window: ScanWindow,
+    column_type: ColumnType,
+}
+
+/// What the window box means on its column.
+enum ScanWindow {
+    /// Geometry: the planar box.
+    Planar(BBox),
+    /// Geography: a region on the sphere.
+    Sphere(GeographyWindow),
+}
+
+impl ScanWindow {
+    /// The filter files and row groups are pruned with.
+    fn pruning(&self) -> Result<SpatialFilter> {
+        match self {
+            ScanWindow::Planar(b) => Ok(SpatialFilter::intersects(*b)),
+            ScanWindow::Sphere(w) => w.filter(geoberg_pruning::Predicate::Intersects),
+        }
+    }
+}
+
+/// Arrow's field metadata keys of an extension type.
+const EXTENSION_NAME: &str = "ARROW:extension:name";
+const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
+
 /// `_file`: the data file a row was read from (Iceberg metadata column, reserved id 2147483646).
 pub const FILE_COLUMN: &str = "_file";
 /// `_pos`: a row's position in its data file (Iceberg metadata column, reserved id 2147483645).
@@ -162,14 +197,25 @@ impl Table {
 }
 
 impl<'a> Scan<'a> {
-    /// Keeps rows whose `column` (geometry) bounding box intersects `window`.
+    /// Keeps rows whose `column` bounding box intersects `window` ([`Scan::exact`]: whose value
+    /// does).
+    ///
+    /// On a **geometry** column the window is the planar box; `min_x > max_x` is an error that
+    /// says so. On a **geography** column it is the region on the sphere the lon/lat box means:
+    /// the polygon through its corners with great-circle edges (what `ST_MakeEnvelope` means on
+    /// geography in S2-based engines), whose sides along parallels bulge poleward. Its longitudes
+    /// run east from `min_x` to `max_x`, so `min_x > max_x` is a window across the antimeridian
+    /// (`BBox::new(170.0, -10.0, -170.0, 10.0)` is the 20 degrees around ±180); a box 180
+    /// degrees wide or wider is split into the fewest equal pieces narrower than that, each the
+    /// polygon through its corners (the whole world, -180..180 by -90..90, into three lunes).
+    /// Without `exact`, a row is kept when its bounds on the sphere meet the window's.
     pub fn with_window(mut self, column: impl Into<String>, window: BBox) -> Self {
         self.filter = Some((column.into(), window));
         self
     }
 
     /// Refines rows exactly: a row is kept only if its geometry intersects the window, not
-    /// just its bounding box.
+    /// just its bounding box (planar for geometry, on the sphere for geography).
     pub fn exact(mut self, exact: bool) -> Self {
         self.exact = exact;
         self
@@ -209,7 +255,40 @@ impl<'a> Scan<'a> {
     /// Decides which files to read from the manifests alone (through the cached
     /// [`Table::file_index`] when there is a spatial filter).
     pub fn plan(&self) -> Result<ScanPlan> {
-        let mut plan = self.plan_all()?;
+        self.plan_with(self.resolve()?.as_ref())
+    }
+
+    /// The window resolved against its column's type.
+    fn resolve(&self) -> Result<Option<ScanFilter<'_>>> {
+        let Some((column, window)) = &self.filter else {
+            return Ok(None);
+        };
+        let column_type = self.table.geo_column(column)?.column_type;
+        let window = match &column_type {
+            ColumnType::Geography { .. } => ScanWindow::Sphere(GeographyWindow::from_box(window)?),
+            planar if window.min_x > window.max_x => {
+                return Err(wrapping_window_on_planar_column(
+                    column,
+                    planar,
+                    window,
+                    &format!(
+                        "give min x <= max x, or run one scan per side of the antimeridian (x {} \
+                         .. 180 and -180 .. {})",
+                        window.min_x, window.max_x
+                    ),
+                ));
+            }
+            _ => ScanWindow::Planar(*window),
+        };
+        Ok(Some(ScanFilter {
+            column,
+            window,
+            column_type,
+        }))
+    }
+
+    fn plan_with(&self, filter: Option<&ScanFilter<'_>>) -> Result<ScanPlan> {
+        let mut plan = self.plan_all(filter)?;
         if let Some(only) = &self.only {
             plan.files.retain(|f| only.contains(&f.path));
             let e = &mut plan.explain;
@@ -223,8 +302,8 @@ impl<'a> Scan<'a> {
         Ok(plan)
     }
 
-    fn plan_all(&self) -> Result<ScanPlan> {
-        let Some((column, window)) = &self.filter else {
+    fn plan_all(&self, filter: Option<&ScanFilter<'_>>) -> Result<ScanPlan> {
+        let Some(filter) = filter else {
             let files = self.table.live_files()?;
             let mut explain = ScanExplain {
                 files_total: files.len(),
@@ -246,8 +325,8 @@ impl<'a> Scan<'a> {
                 pruning: None,
             });
         };
-        let index = self.table.file_index(column)?;
-        let pruning = index.plan(&SpatialFilter::intersects(*window))?;
+        let index = self.table.file_index(filter.column)?;
+        let pruning = index.plan(&filter.window.pruning()?)?;
         let (total, read, skipped) = (pruning.total(), pruning.read(), pruning.skipped());
         let mut explain = ScanExplain {
             files_total: total.files as usize,
@@ -272,20 +351,10 @@ impl<'a> Scan<'a> {
 
     /// Plans, then reads the surviving files and row groups.
     pub fn execute(&self) -> Result<(Vec<RecordBatch>, ScanExplain)> {
+        let filter = self.resolve()?;
         let ScanPlan {
             files, mut explain, ..
-        } = self.plan()?;
-        let column_type = match &self.filter {
-            Some((column, _)) => Some(self.table.geo_column(column)?.column_type),
-            None => None,
-        };
-        if matches!(column_type, Some(ColumnType::Geography { .. })) {
-            explain.reasons.push(
-                "row groups of a geography column are not pruned: Parquet geo statistics do not \
-                 cover geodesic edges"
-                    .into(),
-            );
-        }
+        } = self.plan_with(filter.as_ref())?;
         let lineage = self.lineage()?;
         let deletes = DeleteIndex::of(self.table)?;
         let mut out = Vec::new();
@@ -297,7 +366,7 @@ impl<'a> Scan<'a> {
             }
             self.read_file(
                 file,
-                column_type.as_ref(),
+                filter.as_ref(),
                 file_lineage,
                 deleted.as_ref(),
                 &mut out,
@@ -336,7 +405,7 @@ impl<'a> Scan<'a> {
     fn read_file(
         &self,
         file: &FileBounds,
-        column_type: Option<&ColumnType>,
+        filter: Option<&ScanFilter<'_>>,
         lineage: Option<Option<RowLineage>>,
         deleted: Option<&DeletionVector>,
         out: &mut Vec<RecordBatch>,
@@ -357,17 +426,19 @@ impl<'a> Scan<'a> {
         let row_groups = metadata.row_groups();
         explain.row_groups_total += row_groups.len();
 
-        let filter_col = match &self.filter {
-            Some((column, window)) => {
-                let idx = arrow_schema.index_of(column).map_err(|_| {
-                    Error::corrupt(&file.path, format!("no column {column:?} in data file"))
+        let filter_col = match filter {
+            Some(f) => {
+                let idx = arrow_schema.index_of(f.column).map_err(|_| {
+                    Error::corrupt(&file.path, format!("no column {:?} in data file", f.column))
                 })?;
-                Some((idx, window))
+                Some((idx, f))
             }
             None => None,
         };
-        let keep_groups: Vec<usize> = match (filter_col, column_type) {
-            (Some((idx, window)), Some(ct)) if !matches!(ct, ColumnType::Geography { .. }) => {
+        // Row groups are pruned on their Parquet geo statistics, on the sphere for geography
+        // (whose statistics, written by geostats' factory, hold great-circle edges and wrap).
+        let keep_groups: Vec<usize> = match filter_col {
+            Some((idx, f)) => {
                 // Column chunks are per leaf: nested columns before the geometry have several.
                 let leaf = (0..parquet_schema.num_columns())
                     .find(|&l| parquet_schema.get_column_root_idx(l) == idx);
@@ -388,10 +459,10 @@ impl<'a> Scan<'a> {
                         )
                     })
                     .collect();
-                let plan = prune_row_groups(ct, &SpatialFilter::intersects(*window), &groups)?;
+                let plan = prune_row_groups(&f.column_type, &f.window.pruning()?, &groups)?;
                 plan.read_indices().collect()
             }
-            _ => (0..row_groups.len()).collect(),
+            None => (0..row_groups.len()).collect(),
         };
         explain.row_groups_skipped += row_groups.len() - keep_groups.len();
         if keep_groups.is_empty() {
@@ -455,7 +526,9 @@ impl<'a> Scan<'a> {
         })?;
         let positional = deleted.is_some() || self.file_position;
         let mut read = 0u64;
+        let mut marked = None;
         for batch in batches {
+            let batch = self.mark_geography(batch, &mut marked)?;
             let first = read;
             read += batch.num_rows() as u64;
             let positions = positional.then(|| row_positions(&runs, first, batch.num_rows()));
@@ -467,9 +540,9 @@ impl<'a> Scan<'a> {
                 (Some(d), Some(p)) => Some(p.iter().map(|&p| Some(!d.contains(p))).collect()),
                 _ => None,
             };
-            if let (Some((column, window)), Some(_)) = (&self.filter, filter_col) {
-                let col = batch.column(batch.schema().index_of(column)?).clone();
-                let mask = self.row_mask(col.as_ref(), window)?;
+            if let Some((_, f)) = filter_col {
+                let col = batch.column(batch.schema().index_of(f.column)?).clone();
+                let mask = self.row_mask(col.as_ref(), &f.window)?;
                 keep = Some(match keep {
                     Some(k) => arrow_arith::boolean::and(&k, &mask)?,
                     None => mask,
@@ -506,8 +579,84 @@ impl<'a> Scan<'a> {
         Ok(())
     }
 
+    /// `batch` with GeoArrow's `geoarrow.wkb` extension and its edges on every geography column
+    /// that lacks an extension (parquet's reader drops it when the file embeds its Arrow
+    /// schema), so that a consumer (the row filter of a DELETE or UPDATE, an engine) knows the
+    /// column is geography. `marked` caches the schema for the batches of one file.
+    fn mark_geography(
+        &self,
+        batch: RecordBatch,
+        marked: &mut Option<arrow_schema::SchemaRef>,
+    ) -> Result<RecordBatch> {
+        let schema = match marked {
+            Some(s) => s.clone(),
+            None => {
+                let schema = batch.schema();
+                let fields: Vec<arrow_schema::FieldRef> =
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| {
+                            let edges = self.table.geo_columns().iter().find_map(|g| {
+                                match &g.column_type {
+                                    ColumnType::Geography { edges, .. } if g.name == *f.name() => {
+                                        Some(edges.name())
+                                    }
+                                    _ => None,
+                                }
+                            });
+                            match edges {
+                                Some(edges) if !f.metadata().contains_key(EXTENSION_NAME) => {
+                                    let mut md = f.metadata().clone();
+                                    md.insert(EXTENSION_NAME.into(), "geoarrow.wkb".into());
+                                    md.insert(
+                                        EXTENSION_METADATA.into(),
+                                        format!(r#"{{"edges":"{edges}"}}"#),
+                                    );
+                                    Arc::new(f.as_ref().clone().with_metadata(md))
+                                }
+                                _ => f.clone(),
+                            }
+                        })
+                        .collect();
+                let s = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+                *marked = Some(s.clone());
+                s
+            }
+        };
+        Ok(RecordBatch::try_new(schema, batch.columns().to_vec())?)
+    }
+
     /// Rows whose bbox intersects the window; with `exact`, whose geometry does.
-    fn row_mask(&self, geometry: &dyn Array, window: &BBox) -> Result<BooleanArray> {
+    fn row_mask(&self, geometry: &dyn Array, window: &ScanWindow) -> Result<BooleanArray> {
+        let window = match window {
+            ScanWindow::Planar(b) => b,
+            ScanWindow::Sphere(w) if self.exact => {
+                return crate::refine::intersects_on_sphere(geometry, w.query());
+            }
+            ScanWindow::Sphere(w) => {
+                let Some(window) = w.bbox() else {
+                    return Ok(BooleanArray::from(vec![false; geometry.len()]));
+                };
+                let b = geography_bbox_columns(geometry)?;
+                return Ok((0..geometry.len())
+                    .map(|row| {
+                        Some(
+                            b.min_x.is_valid(row)
+                                && geography_boxes_meet(
+                                    &BBox::new(
+                                        b.min_x.value(row),
+                                        b.min_y.value(row),
+                                        b.max_x.value(row),
+                                        b.max_y.value(row),
+                                    ),
+                                    &window,
+                                ),
+                        )
+                    })
+                    .collect());
+            }
+        };
         let b = bbox_columns(geometry)?;
         let mut keep = Vec::with_capacity(geometry.len());
         for row in 0..geometry.len() {

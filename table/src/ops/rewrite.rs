@@ -16,8 +16,9 @@ use std::sync::Arc;
 use geoberg_crs::{ColumnType, Extent, HilbertSpec, default_hilbert_bounds};
 use geoberg_geostats::BBox;
 use geoberg_rewrite::{
-    DeletedRows, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey, RandomAccess,
-    RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks, plan_rewrite,
+    DeletedRows, GeoColumns, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey,
+    RandomAccess, RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks,
+    plan_rewrite,
 };
 use geoberg_sql::{Predicate, RewriteRequest, RewriteStrategy};
 use iceberg::spec::{DataFile, Operation, Struct};
@@ -234,6 +235,11 @@ impl<'a> Rewrite<'a> {
     /// Clusters by `hilbert(column, precision)`: the Hilbert index (precision bits per axis,
     /// 1..=32) of each geometry's bbox centre. Without [`Rewrite::bounds`] the curve spans the
     /// default bounds of the column's CRS (WGS84 for a WGS84 or undeclared-CRS column).
+    ///
+    /// A geography column is keyed by the lon/lat centre of each value's box on the sphere (the
+    /// midpoint of its longitude arc, across the antimeridian where the box wraps), and every
+    /// geography column of the new files gets bounds on the sphere (wrapping where that is
+    /// narrower), whichever column is clustered.
     pub fn hilbert(mut self, column: impl Into<String>, precision: u8) -> Self {
         self.hilbert = Some((column.into(), precision));
         self
@@ -334,7 +340,16 @@ impl<'a> Rewrite<'a> {
             entries.insert(file.file_path().to_string(), file.clone());
         }
         let storage = TableRewriteStorage::new(table);
-        let plan = plan_rewrite(&inputs, &index.column, &index.spec, &options, &storage)?;
+        // The rewrite keys a geography column on the sphere and bounds every geography column
+        // of its output files on the sphere.
+        let columns = GeoColumns::new(index.column.as_str()).with_geography(
+            table
+                .geo_columns()
+                .iter()
+                .filter(|g| matches!(g.column_type, ColumnType::Geography { .. }))
+                .map(|g| g.name.clone()),
+        );
+        let plan = plan_rewrite(&inputs, columns, &index.spec, &options, &storage)?;
         let starting = table
             .metadata()
             .current_snapshot()
@@ -468,17 +483,10 @@ impl<'a> Rewrite<'a> {
                 })),
             };
         };
+        // A geography column is keyed by the lon/lat centre of each value's box on the sphere
+        // (across the antimeridian where the box wraps; see `geoberg_rewrite::GeoColumns`),
+        // with the WGS84 bounds by default.
         let geo = self.table.geo_column(column)?;
-        if matches!(geo.column_type, ColumnType::Geography { .. }) {
-            return Err(Error::WrongColumnType {
-                column: column.clone(),
-                found: "a geography column".into(),
-                expected: "a geometry column: a Hilbert spatial index keys the planar bbox \
-                           centre, which misplaces rows near the antimeridian and poles; \
-                           cluster a geometry(4326) copy of the column instead"
-                    .into(),
-            });
-        }
         let bounds = match self.bounds {
             Some(b) => b,
             None => default_hilbert_bounds(column, &geo.column_type)?,
@@ -641,9 +649,15 @@ impl Batch<'_> {
                     .parse_and_finish(&StorageFile::open(table.storage(), &out.location)?)?,
             ),
         };
-        let bbox = out
-            .bbox
-            .map(|b| BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+        let bbox = |e: &Option<Extent>| e.map(|b| BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+        // The keyed column's box, and those of the other geography columns (on the sphere: the
+        // footer's planar statistics do not hold them).
+        let mut geo_boxes = HashMap::from([(self.geo.field_id, bbox(&out.bbox))]);
+        for (name, b) in &out.geography_bboxes {
+            if let Some(g) = table.geo_columns().iter().find(|g| g.name == *name) {
+                geo_boxes.insert(g.field_id, bbox(b));
+            }
+        }
         let file = data_file_entry(
             table,
             self.metrics,
@@ -654,7 +668,7 @@ impl Batch<'_> {
                 partition,
                 spec_id,
                 nan_counts: HashMap::new(),
-                geo_boxes: HashMap::from([(self.geo.field_id, bbox)]),
+                geo_boxes,
             },
         )?;
         Ok((spec_id, file))

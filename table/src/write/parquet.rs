@@ -40,6 +40,11 @@ pub(crate) struct DataFileWriter<'a> {
 
 impl<'a> DataFileWriter<'a> {
     pub(crate) fn new(table: &'a Table, aligner: &'a BatchAligner) -> Result<Self> {
+        // Before the first Parquet write of the process: row groups of GEOGRAPHY columns get
+        // sound spherical boxes (parquet's default factory writes none). When another factory
+        // was installed first this is a quiet no-op: the file's Iceberg bounds still come from
+        // the accumulators below, only row-group skipping on geography columns is lost.
+        geoberg_geostats::install_parquet_geo_stats();
         let props = table.properties()?;
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
