@@ -84,7 +84,7 @@ fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
     }
     if has_columns {
         match single_text(&output.batches) {
-            Some(value) => text.push_str(value),
+            Some(value) => text.push_str(value.trim_end()),
             None => text.push_str(
                 &geoberg_datafusion::pretty_format(&output.batches)
                     .map_err(geoberg_datafusion::Error::from)?,
@@ -125,7 +125,10 @@ fn single_text(batches: &[arrow_array::RecordBatch]) -> Option<&str> {
     if rows.next().is_some() || batch.num_rows() != 1 || batch.num_columns() != 1 {
         return None;
     }
-    let column = batch.column(0).as_any().downcast_ref::<arrow_array::StringArray>()?;
+    let column = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::StringArray>()?;
     let value = (!column.is_null(0)).then(|| column.value(0))?;
     value.contains('\n').then_some(value)
 }

@@ -59,9 +59,7 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
             "500",
         ])
         .ok();
-    let count = remote
-        .run(&["sql", "SELECT count(*) FROM db.points"])
-        .ok();
+    let count = remote.run(&["sql", "SELECT count(*) FROM db.points"]).ok();
     assert_eq!(count.value(), points.len().to_string());
     remote
         .run(&[
@@ -78,12 +76,7 @@ fn a_warehouse_in_s3_with_a_postgresql_catalog() {
         "{j}"
     );
     let window = "SELECT count(*) FROM db.points WHERE ST_Intersects(geometry, ST_MakeEnvelope(0, 0, 90, 45, 4326))";
-    let n: usize = remote
-        .run(&["sql", window])
-        .ok()
-        .value()
-        .parse()
-        .unwrap();
+    let n: usize = remote.run(&["sql", window]).ok().value().parse().unwrap();
     let expected = points
         .iter()
         .filter(|(_, x, y)| (0.0..=90.0).contains(x) && (0.0..=45.0).contains(y))

@@ -575,16 +575,17 @@ async fn execute(
     plan: ChangePlan,
 ) -> Result<(Vec<RecordBatch>, Vec<String>)> {
     let provider = Arc::new(RowPositionsProvider::try_new(target.table.clone())?);
-    ctx.register_table(target.view_ref.clone(), provider)?;
+    ctx.register_table(target.view_ref.clone(), Arc::clone(&provider) as _)?;
     let _registered = Registered {
         ctx,
         views: vec![target.view_ref.clone()],
     };
     let rows = ctx.sql(&plan.query).await?.collect().await?;
+    let files_scanned = provider.files_read();
     let table = target.table;
     let columns = table_arrow_schema(&table)?;
     let kind = plan.kind;
-    let report = blocking(move || apply(&table, &columns, &plan, &rows)).await?;
+    let report = blocking(move || apply(&table, &columns, &plan, &rows, files_scanned)).await?;
     let (table, report, counts) = report;
     let notice = format!(
         "{} on {}: {report}",
@@ -640,6 +641,7 @@ fn apply(
     columns: &SchemaRef,
     plan: &ChangePlan,
     rows: &[RecordBatch],
+    files_scanned: usize,
 ) -> Result<(Table, geoberg_table::RowDeltaReport, Counts)> {
     let mut delta = table.row_delta(plan.kind);
     let mut counts = Counts::default();
@@ -678,7 +680,7 @@ fn apply(
             }
         }
     }
-    delta.count(counts.updated, counts.inserted, 0);
+    delta.count(counts.updated, counts.inserted, files_scanned);
     let (table, report) = delta.commit()?;
     Ok((table, report, counts))
 }

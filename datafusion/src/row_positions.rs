@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -51,6 +52,8 @@ pub(crate) struct RowPositionsProvider {
     schema: SchemaRef,
     columns: TableColumns,
     lineage: bool,
+    /// The most data files one scan of this provider chose (what a change reports as scanned).
+    files_read: Arc<AtomicUsize>,
 }
 
 impl RowPositionsProvider {
@@ -70,7 +73,13 @@ impl RowPositionsProvider {
             schema: Arc::new(Schema::new(fields)),
             table,
             lineage,
+            files_read: Arc::default(),
         })
+    }
+
+    /// The most data files one scan of the provider read so far.
+    pub(crate) fn files_read(&self) -> usize {
+        self.files_read.load(Ordering::Relaxed)
     }
 }
 
@@ -112,6 +121,7 @@ impl TableProvider for RowPositionsProvider {
             .map_err(|e| DataFusionError::External(Box::new(e)))?
             .map_err(table_error)?
             .files;
+        self.files_read.fetch_max(files.len(), Ordering::Relaxed);
         let n = state
             .config()
             .target_partitions()
