@@ -1,0 +1,243 @@
+//! Row-level changes on a 4 M-point table after `CREATE SPATIAL INDEX` (Hilbert, precision 16,
+//! 64 files): `DELETE` of a 1% window in both modes, `UPDATE` of 1% of the rows, and a full
+//! scan and a window scan with 0, 1, 8 and 64 deletion vectors. Prints Markdown tables.
+//!
+//! `cargo bench -p geoberg-table --bench row_changes` (release); `GEOBERG_BENCH_ROWS` changes
+//! the row count, `GEOBERG_BENCH_RUNS` the timed runs per measurement (median reported). Each
+//! change is timed on a fresh copy of the same table version (a change commits; the next run
+//! starts from the version before it).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use geoberg_table::{
+    BBox, Catalog, Column, CreateTable, DataType, RowChangeMode, RowDeltaReport, RowFilter,
+    SqliteCatalog, Table, TableIdent,
+};
+
+const BATCH: usize = 100_000;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Deterministic uniform points over lon [-180, 180) x lat [-85, 85) (SplitMix64).
+fn point(i: u64) -> (f64, f64) {
+    let mut z = i.wrapping_add(0x5EED).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let a = (z >> 32) as f64 / u32::MAX as f64;
+    let b = (z & 0xFFFF_FFFF) as f64 / u32::MAX as f64;
+    (-180.0 + 360.0 * a, -85.0 + 170.0 * b)
+}
+
+fn wkb(x: f64, y: f64) -> Vec<u8> {
+    [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
+}
+
+/// A format-version 3 table of `rows` points appended in batches, then Hilbert-clustered
+/// into 64 files.
+fn build(catalog: Arc<dyn Catalog>, rows: usize) -> Table {
+    let mut table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("g", DataType::parse("geometry(4326)").unwrap()),
+    ])
+    .property("format-version", "3")
+    .create(catalog, &TableIdent::new("bench", "points").unwrap())
+    .unwrap();
+    let mut srid = std::collections::HashMap::new();
+    srid.insert("srid".to_string(), "4326".to_string());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("g", ArrowType::Binary, true).with_metadata(srid),
+    ]));
+    for start in (0..rows).step_by(BATCH) {
+        let end = rows.min(start + BATCH);
+        let values: Vec<Vec<u8>> = (start..end)
+            .map(|i| {
+                let (x, y) = point(i as u64);
+                wkb(x, y)
+            })
+            .collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(start as i64..end as i64)),
+                Arc::new(BinaryArray::from_iter_values(values.iter())),
+            ],
+        )
+        .unwrap();
+        table = table.append(&[batch]).unwrap().0;
+    }
+    table
+        .rewrite()
+        .hilbert("g", 16)
+        .option("target-file-count", "64")
+        .execute()
+        .unwrap()
+        .0
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Runs `change` on `base` `runs` times and returns its last report and median time.
+fn time_change(
+    runs: usize,
+    change: impl Fn() -> (Table, RowDeltaReport),
+) -> (Table, RowDeltaReport, Duration) {
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let done = change();
+        times.push(start.elapsed());
+        last = Some(done);
+    }
+    let (table, report) = last.unwrap();
+    (table, report, median(times))
+}
+
+/// Median time of a scan (full when `window` is `None`) and the rows it returned.
+fn time_scan(table: &Table, window: Option<BBox>, runs: usize) -> (usize, Duration) {
+    let mut times = Vec::with_capacity(runs);
+    let mut rows = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let scan = table.scan().select(["id", "g"]);
+        let scan = match window {
+            Some(w) => scan.with_window("g", w).exact(true),
+            None => scan,
+        };
+        let (batches, _) = scan.execute().unwrap();
+        times.push(start.elapsed());
+        rows = batches.iter().map(RecordBatch::num_rows).sum();
+    }
+    (rows, median(times))
+}
+
+fn window_filter(w: BBox) -> RowFilter {
+    RowFilter::from_predicate(
+        geoberg_sql::parse_condition(&format!(
+            "ST_Intersects(g, ST_MakeEnvelope({}, {}, {}, {}, 4326))",
+            w.min_x, w.min_y, w.max_x, w.max_y
+        ))
+        .unwrap(),
+    )
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is accepted.
+    let rows = env("GEOBERG_BENCH_ROWS", 4_000_000);
+    let runs = env("GEOBERG_BENCH_RUNS", 5);
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Arc::new(
+        SqliteCatalog::open(dir.path().join("c.db"), "bench", dir.path().join("wh")).unwrap(),
+    );
+    catalog.create_namespace("bench").unwrap();
+    let start = Instant::now();
+    let table = build(catalog, rows);
+    eprintln!("append + CREATE SPATIAL INDEX: {:.1?}", start.elapsed());
+    // 36 x 17 degrees: 1% of the data's extent.
+    let window = BBox::new(10.0, 20.0, 46.0, 37.0);
+    println!("rows: {rows}, 64 files after the index, runs: {runs} (median)\n");
+
+    println!("| change | mode | rows changed | files scanned | files written | bytes written | time |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for mode in [RowChangeMode::CopyOnWrite, RowChangeMode::MergeOnRead] {
+        let (_, r, t) = time_change(runs, || {
+            table.delete(window_filter(window)).mode(mode).execute().unwrap()
+        });
+        println!(
+            "| DELETE 1% window | {} | {} | {} of {} | {} data + {} delete | {} | {} |",
+            mode.name(),
+            r.deleted_rows,
+            r.files_scanned,
+            r.files_total,
+            r.added_data_files,
+            r.added_delete_files,
+            r.bytes_written,
+            ms(t)
+        );
+        // 1% of the rows by id (spread over every file after clustering).
+        let every = 100i64;
+        let (_, r, t) = time_change(runs, || {
+            table
+                .update(RowFilter::from_predicate(
+                    geoberg_sql::parse_condition(&format!("id < {}", rows as i64 / every))
+                        .unwrap(),
+                ))
+                .set("id", |b: &RecordBatch| -> geoberg_table::Result<ArrayRef> {
+                    let ids = b.column_by_name("id").unwrap();
+                    let ids = ids.as_any().downcast_ref::<Int64Array>().unwrap();
+                    Ok(Arc::new(Int64Array::from_iter_values(
+                        ids.values().iter().map(|v| -v - 1),
+                    )))
+                })
+                .mode(mode)
+                .execute()
+                .unwrap()
+        });
+        println!(
+            "| UPDATE 1% of rows (`id < {}`) | {} | {} | {} of {} | {} data + {} delete | {} | {} |",
+            rows as i64 / every,
+            mode.name(),
+            r.updated_rows,
+            r.files_scanned,
+            r.files_total,
+            r.added_data_files,
+            r.added_delete_files,
+            r.bytes_written,
+            ms(t)
+        );
+    }
+
+    println!("\n| scan | deletion vectors | rows | time |");
+    println!("|---|---:|---:|---:|");
+    // k deletion vectors: one row deleted (merge-on-read) in each of the first k files.
+    for k in [0usize, 1, 8, 64] {
+        let mut with_dvs = table.clone();
+        if k > 0 {
+            let files = with_dvs.scan().plan().unwrap().files;
+            let ids: Vec<String> = files
+                .iter()
+                .take(k)
+                .map(|f| {
+                    let (batches, _) = with_dvs
+                        .scan()
+                        .files([f.path.clone()])
+                        .select(["id"])
+                        .execute()
+                        .unwrap();
+                    let ids = batches[0].column(0);
+                    let ids = ids.as_any().downcast_ref::<Int64Array>().unwrap();
+                    ids.value(0).to_string()
+                })
+                .collect();
+            with_dvs = with_dvs
+                .delete(RowFilter::from_predicate(
+                    geoberg_sql::parse_condition(&format!("id IN ({})", ids.join(", "))).unwrap(),
+                ))
+                .mode(RowChangeMode::MergeOnRead)
+                .execute()
+                .unwrap()
+                .0;
+        }
+        for (label, w) in [("full", None), ("1% window", Some(window))] {
+            let (n, t) = time_scan(&with_dvs, w, runs);
+            println!("| {label} | {k} | {n} | {} |", ms(t));
+        }
+    }
+}
