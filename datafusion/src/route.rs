@@ -34,14 +34,7 @@ const GEOBERG_ONLY: [&[&str]; 5] = [
 /// goes to the engine, which reports its own errors.
 pub fn route(statement: &str) -> Result<Route> {
     match geoberg_sql::parse(statement) {
-        Ok(
-            s @ (Statement::Rewrite(_)
-            | Statement::CreateTable(_)
-            | Statement::ShowCreateTable(_)
-            | Statement::ShowTblProperties { .. }
-            | Statement::Describe(_)),
-        ) => Ok(Route::Geoberg(Box::new(s))),
-        Ok(_) => Ok(Route::Engine),
+        Ok(s) => Ok(Route::Geoberg(Box::new(s))),
         Err(e) => {
             let words = leading_words(statement, 3);
             let geoberg_only = GEOBERG_ONLY.iter().any(|prefix| {

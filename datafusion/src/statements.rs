@@ -133,10 +133,6 @@ pub(crate) fn run(
                 ],
             )?])
         }
-        Statement::Select(_) | Statement::Explain(_) => Err(Error::Unsupported {
-            what: "a geoberg SELECT".into(),
-            fix: "queries run in the SQL engine; pass the text to Session::sql".into(),
-        }),
     }
 }
 

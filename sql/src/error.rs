@@ -2,12 +2,11 @@ use std::fmt;
 
 use thiserror::Error;
 
-/// The statements this crate parses, listed in every "not supported" message so the fix is one
-/// read away.
+/// The table statements this crate parses, listed in every "not supported" message so the fix
+/// is one read away. Queries are not among them: they run in the SQL engine.
 pub const SUPPORTED_STATEMENTS: &str = "CREATE SPATIAL INDEX FOR <table> USING hilbert(...), \
 CALL <catalog>.system.rewrite_data_files(...), CREATE TABLE, SHOW CREATE TABLE, \
-SHOW TBLPROPERTIES, DESCRIBE [TABLE], EXPLAIN SELECT ... FROM <table> WHERE ..., \
-SELECT count(*) | * | <columns> FROM <table> [WHERE ...] [LIMIT n]";
+SHOW TBLPROPERTIES <table> [('<key>')], DESCRIBE [TABLE] <table>";
 
 /// The conditions a WHERE clause may use, listed when a condition is rejected.
 pub const SUPPORTED_CONDITIONS: &str = "<column> =, <>, !=, <, <=, >, >= <literal>; \
@@ -79,9 +78,13 @@ pub enum SqlError {
         /// The text at that position.
         snippet: String,
     },
-    /// A statement kind or clause this table tool does not run.
+    /// A statement kind or clause that is not one of geoberg's table statements (queries among
+    /// them: they run in the SQL engine).
     #[error(
-        "{statement} is not supported: geoberg runs table operations, not general SQL. Supported: {SUPPORTED_STATEMENTS}"
+        "{statement} is not supported: this parser reads geoberg's table statements only; \
+         queries and other SQL (SELECT, EXPLAIN, INSERT, DELETE, UPDATE, MERGE) run in the SQL \
+         engine, `geoberg sql` or `geoberg_datafusion::Session`. Table statements: \
+         {SUPPORTED_STATEMENTS}"
     )]
     Unsupported {
         /// The statement kind or clause, as written.

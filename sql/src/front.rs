@@ -266,10 +266,25 @@ pub(crate) fn position(location: Location) -> Position {
 
 /// A syntax error with the text found at `location`.
 pub(crate) fn syntax_at(sql: &str, message: String, location: Location) -> SqlError {
+    // sqlparser gives the end-of-input token an empty span (line 0); name the end instead.
+    let location = if location.line == 0 {
+        end_of_input(sql)
+    } else {
+        location
+    };
     SqlError::Syntax {
         message,
         position: position(location),
         snippet: snippet(sql, location),
+    }
+}
+
+/// Just past the last character of `sql`.
+fn end_of_input(sql: &str) -> Location {
+    let last_line = sql.rsplit('\n').next().unwrap_or("");
+    Location {
+        line: sql.split('\n').count() as u64,
+        column: last_line.chars().count() as u64 + 1,
     }
 }
 

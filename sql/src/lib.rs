@@ -3,10 +3,11 @@
 //! `geoberg sql "<statement>"` and the `table` crate hand statement text here and get back a
 //! [`Statement`]: a [`RewriteRequest`] for `CREATE SPATIAL INDEX` and its equivalent
 //! `CALL <catalog>.system.rewrite_data_files(...)`, a [`CreateTableRequest`] for `CREATE TABLE`
-//! with `geometry(<srid>)` / `geography(<crs>)` columns, a [`SelectRequest`] for
-//! `SELECT count(*)` / `EXPLAIN SELECT`, and the `SHOW` / `DESCRIBE` forms. WHERE clauses
-//! become a [`Predicate`] tree whose spatial leaves carry the query window as WKB and bbox,
-//! so that the scan can prune files by their bounds ([`Predicate::spatial_filters`]).
+//! with `geometry(<srid>)` / `geography(<crs>)` columns, and the `SHOW` / `DESCRIBE` forms.
+//! WHERE conditions (a rewrite's `where => "..."`, the table crate's row filter,
+//! `geoberg audit --where`) go through [`parse_condition`] and become a [`Predicate`] tree
+//! whose spatial leaves carry the query window as WKB and bbox, so that a scan can prune files
+//! by their bounds ([`Predicate::spatial_filters`]).
 //!
 //! Expressions, literals and names are parsed by `sqlparser` (Spark SQL lexing); a small front
 //! handles the statement keywords. Every request renders back to a canonical statement
@@ -14,10 +15,13 @@
 //! [`SqlError`] naming the problem and the fix, never a panic; length, nesting and operator
 //! count are limited before parsing.
 //!
-//! This is a table tool, not an SQL engine: anything else is [`SqlError::Unsupported`].
+//! This is a table tool, not an SQL engine: queries (`SELECT`, `EXPLAIN`, `INSERT`, `DELETE`,
+//! `UPDATE`, `MERGE`) run in SedonaDB / DataFusion (`geoberg sql`, `geoberg_datafusion::Session`)
+//! and parse here to [`SqlError::Unsupported`], like anything else that is not a table
+//! statement.
 //!
 //! ```
-//! use geoberg_sql::{parse, RewriteStrategy, Statement};
+//! use geoberg_sql::{parse, parse_condition, RewriteStrategy, SqlError, Statement};
 //!
 //! let create = parse("CREATE SPATIAL INDEX FOR cat.db.t USING hilbert(geom, 10) WHERE state = 'CA'")?;
 //! let call = parse(
@@ -32,14 +36,14 @@
 //! assert_eq!((index.column.as_str(), index.precision), ("geom", 10));
 //! assert_eq!(parse(&create.to_sql())?, create);
 //!
-//! let query = parse(
-//!     "SELECT count(*) FROM db.t WHERE id > 5 AND \
-//!      ST_Intersects(geom, ST_MakeEnvelope(0, 0, 10, 10, 4326))",
-//! )?;
-//! let Statement::Select(select) = query else { unreachable!() };
-//! let filter = select.filter.unwrap();
+//! let filter =
+//!     parse_condition("id > 5 AND ST_Intersects(geom, ST_MakeEnvelope(0, 0, 10, 10, 4326))")?;
 //! assert_eq!(filter.spatial_filters()[0].pruning_bbox().max_x, 10.0);
 //! assert_eq!(filter.non_spatial().unwrap().to_sql(), "id > 5");
+//! assert_eq!(parse_condition(&filter.to_sql())?, filter);
+//!
+//! // Queries belong to the SQL engine.
+//! assert!(matches!(parse("SELECT count(*) FROM db.t"), Err(SqlError::Unsupported { .. })));
 //! # Ok::<(), geoberg_sql::SqlError>(())
 //! ```
 #![deny(missing_docs)]
@@ -50,7 +54,6 @@ mod error;
 mod front;
 mod name;
 mod predicate;
-mod query;
 mod rewrite;
 mod spatial;
 mod statement;
@@ -63,13 +66,13 @@ pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
 pub use geoberg_crs::{Crs, EdgeAlgorithm};
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
-pub use query::{Projection, SelectRequest};
 pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
 
-/// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for
-/// `geoberg audit --where`.
+/// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for the table
+/// crate's row filter or `geoberg audit --where`. The limits of [`parse`] apply; an optional
+/// trailing `;` is allowed.
 pub fn parse_condition(sql: &str) -> Result<Predicate, SqlError> {
     let mut front = front::Front::new(sql)?;
     let expr = front.expr()?;

@@ -6,7 +6,6 @@ use crate::create_table::{CreateTableRequest, parse_create_table};
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::name::{TableName, quote_string};
-use crate::query::{SelectRequest, parse_select};
 use crate::rewrite::{RewriteRequest, parse_call, parse_create_spatial_index};
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
@@ -27,10 +26,6 @@ pub enum Statement {
     },
     /// `DESCRIBE [TABLE] t`.
     Describe(TableName),
-    /// `EXPLAIN SELECT ...`: the pruning plan of a scan.
-    Explain(SelectRequest),
-    /// `SELECT ...`: a filtered scan.
-    Select(SelectRequest),
 }
 
 impl Statement {
@@ -54,8 +49,6 @@ impl fmt::Display for Statement {
                 Ok(())
             }
             Statement::Describe(t) => write!(f, "DESCRIBE TABLE {t}"),
-            Statement::Explain(s) => write!(f, "EXPLAIN {s}"),
-            Statement::Select(s) => write!(f, "{s}"),
         }
     }
 }
@@ -100,29 +93,28 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
         front.finish()?;
         return Ok(Statement::Describe(table));
     }
-    if front.word("EXPLAIN") {
-        if !front.word("SELECT") {
-            return Err(SqlError::Unsupported {
-                statement: format!("EXPLAIN {}", front.peek().token),
-            });
-        }
-        return parse_select(&mut front).map(Statement::Explain);
-    }
-    if front.word("SELECT") {
-        return parse_select(&mut front).map(Statement::Select);
-    }
     Err(unsupported_statement(&mut front))
 }
 
-/// Names the statement kind from its first words (`CREATE VIEW`, `DROP TABLE`, `INSERT`).
+/// Statement keywords whose next word is an operand (a column, a table, a query), not part of
+/// the statement kind: `SELECT count(*)` is named `SELECT`, not `SELECT COUNT`.
+const ONE_WORD_KINDS: [&str; 4] = ["SELECT", "EXPLAIN", "WITH", "UPDATE"];
+
+/// Names the statement kind from its first words (`CREATE VIEW`, `DROP TABLE`, `INSERT INTO`,
+/// `SELECT`).
 fn unsupported_statement(front: &mut Front<'_>) -> SqlError {
     if !matches!(front.peek().token, Token::Word(_) | Token::EOF) {
-        return front.error_here(
-            "expected a statement keyword such as CREATE, CALL, SHOW, DESCRIBE, EXPLAIN or SELECT",
-        );
+        return front
+            .error_here("expected a statement keyword such as CREATE, CALL, SHOW or DESCRIBE");
     }
-    let mut words = Vec::new();
+    let mut words: Vec<String> = Vec::new();
     for _ in 0..2 {
+        if words
+            .first()
+            .is_some_and(|w| ONE_WORD_KINDS.contains(&w.as_str()))
+        {
+            break;
+        }
         match front.next().token {
             Token::Word(w) => words.push(w.value.to_uppercase()),
             Token::EOF if words.is_empty() => {

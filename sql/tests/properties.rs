@@ -1,11 +1,12 @@
-//! Properties: no input makes the parser panic, and every request survives `to_sql` → `parse`.
+//! Properties: no input makes the parsers panic, and every request and every condition survives
+//! `to_sql` → `parse` / `parse_condition`.
 
 use std::collections::BTreeMap;
 
 use geoberg_sql::{
     Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, HilbertIndex, Literal,
-    PartitionField, PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy,
-    SelectRequest, SpatialFilter, SpatialRelation, Statement, TableName, Window, parse,
+    PartitionField, PartitionTransform, Predicate, RewriteRequest, RewriteStrategy, SpatialFilter,
+    SpatialRelation, Statement, TableName, Window, parse, parse_condition,
 };
 use proptest::prelude::*;
 
@@ -13,9 +14,14 @@ const VALID: &[&str] = &[
     "CREATE SPATIAL INDEX FOR wherobots.db.test_table USING hilbert(geom, 10, -180, -90, 180, 90) WHERE state = 'CA' OPTIONS map('target-file-size-bytes', '10485760')",
     "CALL wherobots.system.rewrite_data_files(table => 'db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)', where => \"a IN (1, 2) AND b IS NOT NULL\", options => map('rewrite-all', 'true'))",
     "CREATE TABLE IF NOT EXISTS c.db.t (id bigint NOT NULL COMMENT 'k', g geography('OGC:CRS84', spherical), geom geometry(4326), d decimal(10, 2), ts timestamp) USING iceberg PARTITIONED BY (bucket(4, id), days(ts)) TBLPROPERTIES ('format-version' = '3')",
-    "EXPLAIN SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))', 4326)) AND NOT (x BETWEEN 1 AND 2)",
-    "SELECT count(*) FROM db.t WHERE ST_DWithin(ST_MakeEnvelope(-1.5, -2, 3e2, 4, 3857), geom, 10) OR y <> 'a''b'",
     "SHOW TBLPROPERTIES db.t ('format-version')",
+];
+
+/// Valid conditions, the bases of the condition mutations.
+const VALID_CONDITIONS: &[&str] = &[
+    "ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))', 4326)) AND NOT (x BETWEEN 1 AND 2)",
+    "ST_DWithin(ST_MakeEnvelope(-1.5, -2, 3e2, 4, 3857), geom, 10) OR y <> 'a''b'",
+    "a IN (1, -2.5e3, 'x', true) AND b NOT IN ('y') AND (c IS NULL OR d >= 9223372036854775807)",
 ];
 
 /// Tokens that steer the parser into its deeper paths when spliced into a statement.
@@ -404,32 +410,10 @@ fn create_table() -> impl Strategy<Value = CreateTableRequest> {
         })
 }
 
-fn select() -> impl Strategy<Value = SelectRequest> {
-    let projection = prop_oneof![
-        Just(Projection::CountStar),
-        Just(Projection::All),
-        prop::collection::vec(ident(), 1..4).prop_map(Projection::Columns),
-    ];
-    (
-        table_name(),
-        projection,
-        prop::option::of(predicate()),
-        prop::option::of(any::<u64>()),
-    )
-        .prop_map(|(table, projection, filter, limit)| SelectRequest {
-            table,
-            projection,
-            filter,
-            limit,
-        })
-}
-
 fn statement() -> impl Strategy<Value = Statement> {
     prop_oneof![
         rewrite().prop_map(Statement::Rewrite),
         create_table().prop_map(Statement::CreateTable),
-        select().prop_map(Statement::Select),
-        select().prop_map(Statement::Explain),
         table_name().prop_map(Statement::ShowCreateTable),
         table_name().prop_map(Statement::Describe),
         (table_name(), prop::option::of(".{0,6}"))
@@ -443,6 +427,7 @@ proptest! {
     #[test]
     fn arbitrary_text_never_panics(sql in "\\PC{0,200}") {
         let _ = parse(&sql);
+        let _ = parse_condition(&sql);
     }
 
     #[test]
@@ -454,10 +439,25 @@ proptest! {
     }
 
     #[test]
+    fn mutated_conditions_never_panic(
+        base in prop::sample::select(VALID_CONDITIONS),
+        mutations in prop::collection::vec(mutation(), 1..6),
+    ) {
+        let _ = parse_condition(&mutate(base, &mutations));
+    }
+
+    #[test]
     fn to_sql_parses_back_to_the_same_request(statement in statement()) {
         let sql = statement.to_sql();
         let parsed = parse(&sql);
         prop_assert_eq!(parsed.as_ref().ok(), Some(&statement), "{} -> {:?}", sql, parsed.as_ref().err());
+    }
+
+    #[test]
+    fn condition_to_sql_parses_back_to_the_same_predicate(predicate in predicate()) {
+        let sql = predicate.to_sql();
+        let parsed = parse_condition(&sql);
+        prop_assert_eq!(parsed.as_ref().ok(), Some(&predicate), "{} -> {:?}", sql, parsed.as_ref().err());
     }
 }
 
@@ -465,5 +465,8 @@ proptest! {
 fn the_valid_seeds_parse() {
     for sql in VALID {
         parse(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    for sql in VALID_CONDITIONS {
+        parse_condition(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use geoberg_sql::{
     ColumnType, CompareOp, Crs, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
-    PartitionTransform, Predicate, Projection, RewriteRequest, RewriteStrategy, SpatialRelation,
-    SqlError, Statement, TableName, parse, parse_condition,
+    PartitionTransform, Predicate, RewriteRequest, RewriteStrategy, SpatialRelation, SqlError,
+    Statement, TableName, parse, parse_condition,
 };
 
 fn table(parts: &[&str]) -> TableName {
@@ -54,13 +54,6 @@ fn valid_statements_round_trip() {
         "SHOW TBLPROPERTIES db.t",
         "DESCRIBE TABLE db.t",
         "desc db.t",
-        "EXPLAIN SELECT * FROM db.t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'))",
-        "SELECT count(*) FROM db.t WHERE ST_Contains(ST_GeomFromWKT('POLYGON ((0 0, 0 1, 1 1, 1 0, 0 0))'), geom)",
-        "SELECT id, name FROM db.t WHERE id IN (1, 2, 3) AND name NOT IN ('a') OR x BETWEEN -1.5 AND 2e10 LIMIT 10",
-        "SELECT * FROM t WHERE NOT (a IS NULL) AND b <> 'x' AND c != 3 AND 5 < d AND e >= true",
-        "SELECT count(1) FROM t WHERE ST_DWithin(geom, ST_MakeEnvelope(-10, -5, 10, 5, 4326), 0.5)",
-        "SELECT count(*) FROM t WHERE ST_Within(ST_GeomFromText('POINT (1 2)', 4326), geom) AND ST_Intersects(geom, ST_GeomFromText('GEOMETRYCOLLECTION (POINT (1 1), LINESTRING (0 0, 3 4))'))",
-        "SELECT count(*) FROM t WHERE s = 'it''s' AND r = \"dq\" AND q = 'back\\\\slash'",
     ];
     for sql in statements {
         let parsed = parse(sql).unwrap_or_else(|e| panic!("{sql}\n  -> {e}"));
@@ -69,6 +62,86 @@ fn valid_statements_round_trip() {
         assert_eq!(reparsed, parsed, "{sql}\n  canonical: {canonical}");
         assert_eq!(reparsed.to_sql(), canonical, "canonical text is stable");
     }
+}
+
+/// Every supported condition form parses, and its canonical text parses to the same predicate.
+#[test]
+fn valid_conditions_round_trip() {
+    let conditions = [
+        "ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))'))",
+        "ST_Contains(ST_GeomFromWKT('POLYGON ((0 0, 0 1, 1 1, 1 0, 0 0))'), geom)",
+        "id IN (1, 2, 3) AND name NOT IN ('a') OR x BETWEEN -1.5 AND 2e10",
+        "NOT (a IS NULL) AND b <> 'x' AND c != 3 AND 5 < d AND e >= true",
+        "ST_DWithin(geom, ST_MakeEnvelope(-10, -5, 10, 5, 4326), 0.5);",
+        "ST_Within(ST_GeomFromText('POINT (1 2)', 4326), geom) AND ST_Intersects(geom, ST_GeomFromText('GEOMETRYCOLLECTION (POINT (1 1), LINESTRING (0 0, 3 4))'))",
+        "s = 'it''s' AND r = \"dq\" AND q = 'back\\\\slash'",
+    ];
+    for sql in conditions {
+        let parsed = parse_condition(sql).unwrap_or_else(|e| panic!("{sql}\n  -> {e}"));
+        let canonical = parsed.to_sql();
+        let reparsed =
+            parse_condition(&canonical).unwrap_or_else(|e| panic!("{canonical}\n  -> {e}"));
+        assert_eq!(reparsed, parsed, "{sql}\n  canonical: {canonical}");
+        assert_eq!(reparsed.to_sql(), canonical, "canonical text is stable");
+    }
+    // The escapes are read, not kept: the literal is the text between the quotes.
+    let Predicate::And(parts) = parse_condition(conditions[6]).unwrap() else {
+        panic!()
+    };
+    let strings: Vec<&Literal> = parts
+        .iter()
+        .map(|p| match p {
+            Predicate::Compare { value, .. } => value,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        strings,
+        [
+            &Literal::String("it's".into()),
+            &Literal::String("dq".into()),
+            &Literal::String("back\\slash".into()),
+        ]
+    );
+}
+
+/// Queries are the SQL engine's (`geoberg sql`, `geoberg_datafusion::Session`), not this
+/// parser's: they are refused like any other statement that is not a table statement, and the
+/// message says where they run.
+#[test]
+fn queries_belong_to_the_engine() {
+    for (sql, kind) in [
+        ("SELECT 1", "SELECT"),
+        ("EXPLAIN SELECT 1", "EXPLAIN"),
+        ("select count(*) from db.t where id > 5", "SELECT"),
+        ("EXPLAIN ANALYZE SELECT * FROM db.t", "EXPLAIN"),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", "WITH"),
+        ("UPDATE db.t SET a = 1", "UPDATE"),
+        ("DELETE FROM db.t WHERE id = 1", "DELETE FROM"),
+        ("MERGE INTO db.t USING s ON t.id = s.id", "MERGE INTO"),
+    ] {
+        match parse(sql) {
+            Err(SqlError::Unsupported { statement }) => assert_eq!(statement, kind, "{sql}"),
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+    let message = error("SELECT 1").to_string();
+    for part in [
+        "SELECT is not supported",
+        "SQL engine",
+        "geoberg sql",
+        "CREATE SPATIAL INDEX",
+    ] {
+        assert!(
+            message.contains(part),
+            "{message}\n  expected to contain: {part}"
+        );
+    }
+    assert!(
+        !geoberg_sql::SUPPORTED_STATEMENTS.contains("SELECT"),
+        "{}",
+        geoberg_sql::SUPPORTED_STATEMENTS
+    );
 }
 
 /// The seed's pairs: each CREATE SPATIAL INDEX is the CALL it is sugar for.
@@ -173,14 +246,6 @@ fn requests_hold_the_parsed_values() {
         ]
     );
     assert_eq!(c.properties, options(&[("format-version", "3")]));
-
-    let Ok(Statement::Select(s)) = parse("SELECT count(*) FROM db.t LIMIT 3") else {
-        panic!("select")
-    };
-    assert_eq!(
-        (s.projection, s.filter, s.limit),
-        (Projection::CountStar, None, Some(3))
-    );
 }
 
 #[test]
@@ -384,64 +449,11 @@ fn errors_name_the_fix() {
         ("DROP TABLE t", "DROP TABLE is not supported"),
         ("INSERT INTO t VALUES (1)", "INSERT INTO is not supported"),
         ("", "empty statement"),
-        ("EXPLAIN DELETE FROM t", "EXPLAIN DELETE is not supported"),
+        ("EXPLAIN DELETE FROM t", "EXPLAIN is not supported"),
+        ("SELECT * FROM t GROUP BY a", "SELECT is not supported"),
         (
-            "SELECT * FROM t GROUP BY a",
-            "SELECT ... GROUP is not supported",
-        ),
-        ("SELECT a + 1 FROM t", "expected FROM"),
-        (
-            "SELECT count(*) FROM t WHERE a = b",
-            "one column and one literal",
-        ),
-        ("SELECT count(*) FROM t WHERE a = NULL", "IS NULL"),
-        (
-            "SELECT count(*) FROM t WHERE a = 99999999999999999999",
-            "does not fit 64 bits",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE a IN (SELECT 1)",
-            "Supported conditions",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 1 1'))",
-            "not valid WKT",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POLYGON EMPTY'))",
-            "non-empty",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_MakeEnvelope(0, 1, 1, 0))",
-            "minY <= maxY",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_MakeEnvelope(500, 0, 0, 1))",
-            "window across the antimeridian (geography only), which needs longitudes in [-180, 180]",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_Buffer(x, 1))",
-            "not a window constructor",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_GeomFromText('POINT (1 1)', -1))",
-            "SRID must be a whole number",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_DWithin(geom, ST_MakeEnvelope(0, 0, 1, 1), -1)",
-            "distance >= 0",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Touches(geom, ST_MakeEnvelope(0, 0, 1, 1))",
-            "not a supported spatial predicate",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE ST_Intersects(geom, ST_MakeEnvelope(0, 0, 1, 1), 3)",
-            "takes 2 arguments",
-        ),
-        (
-            "SELECT count(*) FROM t WHERE 'unterminated",
-            "syntax error at line 1",
+            "; SELECT 1",
+            "expected a statement keyword such as CREATE, CALL",
         ),
         ("SHOW TABLES", "SHOW TABLES is not supported"),
     ];
@@ -454,9 +466,75 @@ fn errors_name_the_fix() {
     }
 }
 
+fn condition_error(sql: &str) -> SqlError {
+    match parse_condition(sql) {
+        Err(e) => e,
+        Ok(p) => panic!("{sql} parsed as {p:?}"),
+    }
+}
+
+/// Each bad WHERE condition fails with a typed error whose message names the fix.
+#[test]
+fn condition_errors_name_the_fix() {
+    let cases: &[(&str, &str)] = &[
+        ("a = b", "one column and one literal"),
+        ("a = NULL", "IS NULL"),
+        ("a = 99999999999999999999", "does not fit 64 bits"),
+        ("a IN (SELECT 1)", "Supported conditions"),
+        ("a LIKE 'x%'", "Supported conditions"),
+        ("a + 1 > 2", "one column and one literal"),
+        (
+            "ST_Intersects(geom, ST_GeomFromText('POLYGON ((0 0, 1 1'))",
+            "not valid WKT",
+        ),
+        (
+            "ST_Intersects(geom, ST_GeomFromText('POLYGON EMPTY'))",
+            "non-empty",
+        ),
+        (
+            "ST_Intersects(geom, ST_MakeEnvelope(0, 1, 1, 0))",
+            "minY <= maxY",
+        ),
+        (
+            "ST_Intersects(geom, ST_MakeEnvelope(500, 0, 0, 1))",
+            "window across the antimeridian (geography only), which needs longitudes in [-180, 180]",
+        ),
+        (
+            "ST_Intersects(geom, ST_Buffer(x, 1))",
+            "not a window constructor",
+        ),
+        (
+            "ST_Intersects(geom, ST_GeomFromText('POINT (1 1)', -1))",
+            "SRID must be a whole number",
+        ),
+        (
+            "ST_DWithin(geom, ST_MakeEnvelope(0, 0, 1, 1), -1)",
+            "distance >= 0",
+        ),
+        (
+            "ST_Touches(geom, ST_MakeEnvelope(0, 0, 1, 1))",
+            "not a supported spatial predicate",
+        ),
+        (
+            "ST_Intersects(geom, ST_MakeEnvelope(0, 0, 1, 1), 3)",
+            "takes 2 arguments",
+        ),
+        ("'unterminated", "syntax error at line 1"),
+        ("a = 1 LIMIT 3", "after the end of the statement"),
+        ("", "syntax error at line 1"),
+    ];
+    for (sql, expected) in cases {
+        let message = condition_error(sql).to_string();
+        assert!(
+            message.contains(expected),
+            "{sql}\n  message: {message}\n  expected to contain: {expected}"
+        );
+    }
+}
+
 #[test]
 fn errors_carry_position_and_snippet() {
-    match error("SELECT count(*)\nFROM t WHERE a = = 1") {
+    match condition_error("id > 5\nAND a = = 1") {
         SqlError::Syntax {
             position, snippet, ..
         } => {
@@ -465,9 +543,35 @@ fn errors_carry_position_and_snippet() {
         }
         other => panic!("{other:?}"),
     }
-    match error("SELECT * FROM t WHERE a LIKE 'x'") {
+    match condition_error("id > 5 AND a LIKE 'x'") {
         SqlError::UnsupportedCondition { position, .. } => {
-            assert_eq!((position.line, position.column), (1, 23));
+            assert_eq!((position.line, position.column), (1, 12));
+        }
+        other => panic!("{other:?}"),
+    }
+    // An error at the end of the input names the end, not line 0.
+    for (sql, line, column) in [("a = ", 1, 5), ("", 1, 1), ("a = 1 AND\n  b >", 2, 6)] {
+        match condition_error(sql) {
+            SqlError::Syntax {
+                position, snippet, ..
+            } => {
+                assert_eq!((position.line, position.column), (line, column), "{sql:?}");
+                assert_eq!(snippet, "<end of input>");
+            }
+            other => panic!("{sql:?}: {other:?}"),
+        }
+    }
+    match error("CALL c.system.rewrite_data_files(table => 'db.t'") {
+        SqlError::Syntax { position, .. } => assert_eq!((position.line, position.column), (1, 49)),
+        other => panic!("{other:?}"),
+    }
+    // A statement's position counts from the statement's start.
+    match error("SHOW CREATE TABLE\n  db.t x") {
+        SqlError::Syntax {
+            position, snippet, ..
+        } => {
+            assert_eq!((position.line, position.column), (2, 8));
+            assert_eq!(snippet, "x");
         }
         other => panic!("{other:?}"),
     }
@@ -475,40 +579,67 @@ fn errors_carry_position_and_snippet() {
 
 #[test]
 fn hostile_input_hits_limits_not_the_stack() {
-    let deep = format!(
-        "SELECT count(*) FROM t WHERE {}a = 1{}",
-        "(".repeat(100),
-        ")".repeat(100)
-    );
-    assert!(matches!(error(&deep), SqlError::TooDeep { .. }));
+    let deep = format!("{}a = 1{}", "(".repeat(100), ")".repeat(100));
+    assert!(matches!(condition_error(&deep), SqlError::TooDeep { .. }));
     // Just under the limit still parses.
     let ok = format!(
-        "SELECT count(*) FROM t WHERE {}a = 1{}",
-        "(".repeat(geoberg_sql::MAX_NESTING_DEPTH - 1),
-        ")".repeat(geoberg_sql::MAX_NESTING_DEPTH - 1)
+        "{}a = 1{}",
+        "(".repeat(geoberg_sql::MAX_NESTING_DEPTH),
+        ")".repeat(geoberg_sql::MAX_NESTING_DEPTH)
     );
-    parse(&ok).unwrap();
-    let nots = format!("SELECT count(*) FROM t WHERE {}a = 1", "NOT ".repeat(5000));
-    assert!(matches!(error(&nots), SqlError::TooManyOperators { .. }));
-    let chain = format!(
-        "SELECT count(*) FROM t WHERE a = 1{}",
-        " OR a = 1".repeat(400)
+    parse_condition(&ok).unwrap();
+    let over = format!(
+        "{}a = 1{}",
+        "(".repeat(geoberg_sql::MAX_NESTING_DEPTH + 1),
+        ")".repeat(geoberg_sql::MAX_NESTING_DEPTH + 1)
     );
-    let Ok(Statement::Select(s)) = parse(&chain) else {
-        panic!()
-    };
-    assert!(matches!(s.filter, Some(Predicate::Or(v)) if v.len() == 401));
-    let long = format!(
-        "SELECT count(*) FROM t WHERE a = '{}'",
-        "x".repeat(geoberg_sql::MAX_STATEMENT_BYTES)
-    );
-    assert!(matches!(error(&long), SqlError::TooLong { .. }));
+    assert!(matches!(
+        condition_error(&over),
+        SqlError::TooDeep { depth, max, .. }
+            if depth == geoberg_sql::MAX_NESTING_DEPTH + 1 && max == geoberg_sql::MAX_NESTING_DEPTH
+    ));
+    let nots = format!("{}a = 1", "NOT ".repeat(5000));
+    assert!(matches!(
+        condition_error(&nots),
+        SqlError::TooManyOperators { .. }
+    ));
+    let chain = format!("a = 1{}", " OR a = 1".repeat(400));
+    let p = parse_condition(&chain).unwrap();
+    assert!(matches!(p, Predicate::Or(ref v) if v.len() == 401));
+    // 1024 operators is the limit: 512 `=`, 511 `OR` and one `AND` parse; one `NOT` more does
+    // not.
+    let at_limit = format!("a = 1{} AND b IS NULL", " OR a = 1".repeat(511));
+    assert!(matches!(parse_condition(&at_limit), Ok(Predicate::Or(v)) if v.len() == 512));
+    let over_limit = format!("a = 1{} AND b IS NOT NULL", " OR a = 1".repeat(511));
+    assert!(matches!(
+        condition_error(&over_limit),
+        SqlError::TooManyOperators { max } if max == geoberg_sql::MAX_OPERATORS
+    ));
+    let long = format!("a = '{}'", "x".repeat(geoberg_sql::MAX_STATEMENT_BYTES));
+    assert!(matches!(
+        condition_error(&long),
+        SqlError::TooLong { len, max }
+            if len == geoberg_sql::MAX_STATEMENT_BYTES + 6 && max == geoberg_sql::MAX_STATEMENT_BYTES
+    ));
     let nested_wkt = format!(
-        "SELECT count(*) FROM t WHERE ST_Intersects(g, ST_GeomFromText('{}POINT (1 1){}'))",
+        "ST_Intersects(g, ST_GeomFromText('{}POINT (1 1){}'))",
         "GEOMETRYCOLLECTION (".repeat(200),
         ")".repeat(200)
     );
-    assert!(error(&nested_wkt).to_string().contains("nests 201 levels"));
+    assert!(
+        condition_error(&nested_wkt)
+            .to_string()
+            .contains("nests 201 levels")
+    );
+    // The same limits guard a condition inside a statement.
+    let in_rewrite = format!(
+        "CREATE SPATIAL INDEX FOR t USING hilbert(geom, 10) WHERE {}a = 1",
+        "NOT ".repeat(5000)
+    );
+    assert!(matches!(
+        error(&in_rewrite),
+        SqlError::TooManyOperators { .. }
+    ));
     let nested_type = format!(
         "CREATE TABLE t (a {}int{})",
         "array<".repeat(200),
