@@ -9,6 +9,9 @@ use crate::name::{TableName, quote_string};
 use crate::rewrite::{RewriteRequest, parse_call, parse_create_spatial_index};
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
+// A statement is parsed once and executed once: boxing the larger requests would only add an
+// allocation and a deref to every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
     /// `CREATE SPATIAL INDEX ...` or `CALL ... rewrite_data_files(...)`.
