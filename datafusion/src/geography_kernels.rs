@@ -303,6 +303,15 @@ impl GeographyKernel {
                 other => Ok(other),
             }
         };
+        let out_type = if self.function.returns_distance() {
+            DataType::Float64
+        } else {
+            DataType::Boolean
+        };
+        let null_constant = |o: &Operand| matches!(o, Operand::Constant(None));
+        if null_constant(a) || null_constant(b) || matches!(metres, Metres::Constant(None)) {
+            return Ok(arrow_array::new_null_array(&out_type, rows));
+        }
         let mut bools = BooleanBuilder::with_capacity(rows);
         let mut floats = Float64Builder::with_capacity(rows);
         for row in 0..rows {
@@ -371,7 +380,7 @@ fn wkb_at(array: &dyn Array, row: usize) -> Result<Option<&[u8]>> {
 /// pieces), the one polygon through its corners as the other way round. The envelope is
 /// recognised by the ring `ST_MakeEnvelope` writes: `(min_x min_y, min_x max_y, max_x max_y,
 /// max_x min_y, min_x min_y)`.
-fn check_envelope_width(function: SphericalFunction, wkb: &[u8]) -> Result<()> {
+pub(crate) fn check_envelope_width(function: SphericalFunction, wkb: &[u8]) -> Result<()> {
     let Some([min_x, min_y, max_x, max_y]) = envelope_corners(wkb) else {
         return Ok(());
     };

@@ -62,9 +62,12 @@
 //! geometry such as `ST_MakeEnvelope(175, -5, -175, 5)` against a geography column is read with
 //! the same coordinates and great-circle edges, an envelope running east from `min_x` to
 //! `max_x` (so `min_x > max_x` crosses the antimeridian), as the table crate reads a geography
-//! window.
+//! window. These predicates with a constant region also prune files on the sphere: the
+//! region's bounds (great-circle edges, wrapping the antimeridian) against the files' geography
+//! bounds, which the table crate computes on the sphere; the kernels then decide every row read.
 //!
-//! What is not there yet: comparisons on timestamp columns prune only row groups (DataFusion's statistics), not files; an
+//! What is not there yet: geography row groups are not pruned (the Parquet geo statistics of
+//! files other writers wrote bound the vertices only); comparisons on timestamp columns prune only row groups (DataFusion's statistics), not files; an
 //! `INSERT` holds its rows in memory until its one commit; a spatial join is a nested-loop
 //! join (SedonaDB's spatial join needs GEOS).
 //!
@@ -83,6 +86,7 @@ mod deleted_rows;
 mod error;
 mod geo_schema;
 mod geography_kernels;
+mod geography_pushdown;
 mod handle;
 mod insert;
 mod output;

@@ -193,6 +193,13 @@ fn distance_is_metres_on_the_sphere() {
     let d6 = got[5].1.unwrap();
     assert!((d6 - quarter).abs() <= 1e-6 * quarter, "row 6: {d6}");
     assert_eq!(got[7], (8, None));
+    // A NULL constant gives NULL on every row.
+    let batches = s
+        .sql("SELECT id, ST_Distance(g, ST_GeogFromText(NULL)) FROM geo.places")
+        .unwrap();
+    let got = distances(&batches);
+    assert_eq!(got.len(), 8);
+    assert!(got.iter().all(|(_, d)| d.is_none()), "{got:?}");
 }
 
 #[test]
@@ -240,4 +247,162 @@ fn wide_envelopes_and_geometry_columns_are_refused_with_the_fix() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("ST_ToGeography"), "{err}");
+}
+
+/// The ids a query returns and the files its scan skipped on spatial bounds.
+fn ids_and_skipped(filter: &str) -> (Vec<i64>, usize) {
+    let (_, s) = session();
+    let sql = format!("SELECT id FROM geo.places WHERE {filter}");
+    let out = s.execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let last = out.last().unwrap();
+    let skipped = last
+        .scans
+        .iter()
+        .map(|r| r.summary.files_skipped_spatial)
+        .sum();
+    (ids(&last.batches), skipped)
+}
+
+#[test]
+fn pruned_scans_return_what_full_scans_return() {
+    // Four files of two rows: {1, 2} at (±179.5, 0), {3, 4} (0, 0) and the equator line over
+    // 180, {5, 6} the northern cap and arc (latitude 60 and up), {7, 8} near the south pole.
+    let window = "ST_GeogFromText('POLYGON ((175 -5, -175 -5, -175 5, 175 5, 175 -5))')";
+    let cap = format!("ST_GeogFromText('{POLE_CAP}')");
+    let cases = [
+        // (filter, rows, files that cannot match)
+        (format!("ST_Intersects(g, {window})"), vec![1, 2, 4], 2),
+        (
+            "ST_Intersects(g, ST_MakeEnvelope(175, -5, -175, 5))".to_string(),
+            vec![1, 2, 4],
+            2,
+        ),
+        (format!("ST_Within(g, {window})"), vec![1, 2], 2),
+        (format!("ST_Intersects({cap}, g)"), vec![5, 6], 3),
+        (format!("ST_Contains(g, {cap})"), vec![5], 3),
+        (
+            "ST_DWithin(g, ST_GeogFromText('POINT (180 0)'), 56000)".to_string(),
+            vec![1, 2, 4],
+            2,
+        ),
+        (
+            "ST_Distance(g, ST_GeogFromText('POINT (180 0)')) <= 56000".to_string(),
+            vec![1, 2, 4],
+            2,
+        ),
+        (
+            "ST_DWithin(g, ST_GeogFromText('POINT (0 -90)'), 11200)".to_string(),
+            vec![7],
+            3,
+        ),
+        (
+            format!("ST_Intersects(g, {cap}) OR ST_Intersects(g, {window})"),
+            vec![1, 2, 4, 5, 6],
+            1,
+        ),
+        (
+            format!("ST_Intersects(g, {cap}) AND ST_Intersects(g, {window})"),
+            vec![],
+            4,
+        ),
+    ];
+    for (filter, expected, skipped) in cases {
+        let (rows, pruned) = ids_and_skipped(&filter);
+        assert_eq!(rows, expected, "{filter}");
+        assert_eq!(pruned, skipped, "files skipped for {filter}");
+        // `OR id < 0` (no row) hides the predicate from pruning: every file is read and the
+        // kernels decide every row.
+        let (full, none) = ids_and_skipped(&format!("({filter}) OR id < 0"));
+        assert_eq!(none, 0, "{filter} OR id < 0");
+        assert_eq!(full, rows, "{filter}: pruned and full scans differ");
+    }
+}
+
+/// Cases computed by spherely (S2), written by `data/spherely_cases.py`: rows, and per query
+/// shape the rows each predicate holds for and every row's distance in metres.
+#[derive(serde::Deserialize)]
+struct SpherelyCases {
+    rows: Vec<String>,
+    cases: Vec<SpherelyCase>,
+}
+
+#[derive(serde::Deserialize)]
+struct SpherelyCase {
+    query: String,
+    intersects: Vec<i64>,
+    contains: Vec<i64>,
+    within: Vec<i64>,
+    covers: Vec<i64>,
+    /// `None`: infinite (never for these non-empty shapes).
+    distance: Vec<Option<f64>>,
+}
+
+#[test]
+fn spherely_cases_through_sql() {
+    let text = include_str!("data/spherely_cases.json");
+    let data: SpherelyCases = serde_json::from_str(text).unwrap();
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE SCHEMA geo").unwrap();
+    s.sql("CREATE TABLE geo.s2 (id bigint, g geography(4326))")
+        .unwrap();
+    // Four files.
+    for (chunk_index, chunk) in data.rows.chunks(data.rows.len().div_ceil(4)).enumerate() {
+        let start = chunk_index * data.rows.len().div_ceil(4);
+        let values: Vec<String> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, hex)| format!("({}, ST_GeogFromWKB(X'{hex}'))", start + i + 1))
+            .collect();
+        s.sql(&format!("INSERT INTO geo.s2 VALUES {}", values.join(", ")))
+            .unwrap();
+    }
+    let query_ids = |sql: &str| ids(&s.sql(sql).unwrap_or_else(|e| panic!("{sql}: {e}")));
+    let mut positives = 0;
+    for case in &data.cases {
+        let q = format!("ST_GeogFromWKB(X'{}')", case.query);
+        for (name, expected) in [
+            ("ST_Intersects", &case.intersects),
+            ("ST_Contains", &case.contains),
+            ("ST_Within", &case.within),
+            ("ST_Covers", &case.covers),
+        ] {
+            let got = query_ids(&format!("SELECT id FROM geo.s2 WHERE {name}(g, {q})"));
+            assert_eq!(&got, expected, "{name}(g, {q})");
+            positives += got.len();
+        }
+        let batches = s
+            .sql(&format!("SELECT id, ST_Distance(g, {q}) FROM geo.s2"))
+            .unwrap();
+        let got = distances(&batches);
+        assert_eq!(got.len(), case.distance.len());
+        for ((id, d), expected) in got.iter().zip(&case.distance) {
+            let (d, e) = (d.unwrap(), expected.unwrap());
+            assert!(
+                (d - e).abs() <= 1e-3 + 1e-9 * e,
+                "row {id} to {q}: {d} m, spherely {e} m"
+            );
+        }
+        // ST_DWithin at 500 km, unless a row lies within a metre of that (no boundary cases).
+        let limit = 500_000.0;
+        if case
+            .distance
+            .iter()
+            .all(|e| (e.unwrap() - limit).abs() > 1.0)
+        {
+            let expected: Vec<i64> = case
+                .distance
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.unwrap() <= limit)
+                .map(|(i, _)| i as i64 + 1)
+                .collect();
+            let got = query_ids(&format!(
+                "SELECT id FROM geo.s2 WHERE ST_DWithin(g, {q}, {limit})"
+            ));
+            assert_eq!(got, expected, "ST_DWithin(g, {q}, {limit})");
+        }
+    }
+    // The cases are not all empty answers.
+    assert!(positives >= 30, "{positives}");
 }
