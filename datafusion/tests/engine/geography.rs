@@ -406,3 +406,50 @@ fn spherely_cases_through_sql() {
     // The cases are not all empty answers.
     assert!(positives >= 30, "{positives}");
 }
+
+#[test]
+fn the_scan_node_round_trips_with_its_region_on_the_sphere() {
+    use datafusion::physical_plan::{ExecutionPlan, collect};
+    use datafusion_proto::bytes::{
+        physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+    };
+    use geoberg_datafusion::{GeobergPhysicalCodec, GeobergScanExec, SpatialPruning};
+
+    fn find_scan(plan: &std::sync::Arc<dyn ExecutionPlan>) -> Option<&GeobergScanExec> {
+        if let Some(scan) = plan.downcast_ref::<GeobergScanExec>() {
+            return Some(scan);
+        }
+        plan.children().into_iter().find_map(find_scan)
+    }
+
+    let (_, s) = session();
+    let ctx = &s.session().context().ctx;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let sql =
+        format!("SELECT id FROM geo.places WHERE ST_Intersects(g, ST_GeogFromText('{POLE_CAP}'))");
+    let plan = runtime
+        .block_on(async { ctx.sql(&sql).await?.create_physical_plan().await })
+        .unwrap();
+    let scan = find_scan(&plan).expect("a GeobergScanExec");
+    assert!(
+        matches!(&scan.spec().spatial, SpatialPruning::Geography { column, distance: None, .. } if column == "g"),
+        "{:?}",
+        scan.spec().spatial
+    );
+    let scan: std::sync::Arc<dyn ExecutionPlan> = std::sync::Arc::new(scan.clone());
+    let codec = GeobergPhysicalCodec;
+    let bytes = physical_plan_to_bytes_with_extension_codec(scan.clone(), &codec).unwrap();
+    let decoded =
+        physical_plan_from_bytes_with_extension_codec(&bytes, &ctx.task_ctx(), &codec).unwrap();
+    let after = decoded.downcast_ref::<GeobergScanExec>().unwrap();
+    assert_eq!(
+        scan.downcast_ref::<GeobergScanExec>().unwrap().spec(),
+        after.spec()
+    );
+    // Only the file of rows 5 and 6 can hold the cap: three of four skipped, in both.
+    assert_eq!(after.spec().summary.files_skipped_spatial, 3);
+    let before = runtime.block_on(collect(scan, ctx.task_ctx())).unwrap();
+    let after = runtime.block_on(collect(decoded, ctx.task_ctx())).unwrap();
+    assert_eq!(ids(&before), ids(&after));
+    assert_eq!(ids(&after), [5, 6]);
+}
