@@ -53,8 +53,8 @@ pub(crate) fn sedona_type(
             SedonaType::Wkb(Edges::Planar, sedona_crs(crs, properties)?)
         }
         // SedonaDB knows planar and spherical edges only; every geodesic algorithm of an
-        // Iceberg geography is curved, so spherical is the nearest (and SedonaDB's own kernels
-        // for geography are not built here: no geography predicate plans either way).
+        // Iceberg geography is curved, so spherical is the nearest. Spherical arguments select
+        // geoberg's spherical kernels (`geography_kernels`); SedonaDB's own are not built here.
         ColumnType::Geography { crs, .. } => {
             SedonaType::Wkb(Edges::Spherical, sedona_crs(crs, properties)?)
         }

@@ -54,9 +54,20 @@
 //! `_file`, `_pos`, `_row_id` and `_last_updated_sequence_number` can be queried by name.
 //! Tables in object storage are read through the table's own configured client.
 //!
-//! What is not there yet: geography predicates do not plan (SedonaDB's geography kernels need
-//! its C++ `s2geography` feature), so geography columns are read but not pruned; comparisons
-//! on timestamp columns prune only row groups (DataFusion's statistics), not files; an
+//! Geography columns mean the sphere: `ST_Intersects`, `ST_Contains`, `ST_Within`,
+//! `ST_Covers`, `ST_CoveredBy`, `ST_DWithin` (metres) and `ST_Distance` (metres) on geography
+//! arguments run `geoberg-geography`'s exact spherical kernels (great-circle edges, S2's
+//! semantics; SedonaDB's own geography kernels need its C++ `s2geography` feature, not built
+//! here). Write constants with `ST_GeogFromText` (`ST_GeogFromWKB`, `ST_GeogPoint`); a constant
+//! geometry such as `ST_MakeEnvelope(175, -5, -175, 5)` against a geography column is read with
+//! the same coordinates and great-circle edges, an envelope running east from `min_x` to
+//! `max_x` (so `min_x > max_x` crosses the antimeridian), as the table crate reads a geography
+//! window. These predicates with a constant region also prune files on the sphere: the
+//! region's bounds (great-circle edges, wrapping the antimeridian) against the files' geography
+//! bounds, which the table crate computes on the sphere; the kernels then decide every row read.
+//!
+//! What is not there yet: geography row groups are not pruned (the Parquet geo statistics of
+//! files other writers wrote bound the vertices only); comparisons on timestamp columns prune only row groups (DataFusion's statistics), not files; an
 //! `INSERT` holds its rows in memory until its one commit; a spatial join is a nested-loop
 //! join (SedonaDB's spatial join needs GEOS).
 //!
@@ -74,6 +85,8 @@ mod crs_literal;
 mod deleted_rows;
 mod error;
 mod geo_schema;
+mod geography_kernels;
+mod geography_pushdown;
 mod handle;
 mod insert;
 mod output;

@@ -6,6 +6,9 @@
 //!   OR). SedonaDB's [`SpatialFilterFactory`] reduces them to a box per column; the box tree
 //!   becomes a [`SpatialPruning`], evaluated against the Iceberg file bounds (through the
 //!   table's file index) and the Parquet geo statistics of each row group;
+//! - the same predicates on a geography column with a constant region
+//!   ([`SpatialPruning::Geography`], recognised in `geography_pushdown`), evaluated on the
+//!   sphere against the files' geography bounds;
 //! - comparisons on ordinary columns (`=`, `<>`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN`,
 //!   `IS [NOT] NULL`, under AND / OR / NOT) become a [`geoberg_sql::Predicate`] for
 //!   `Table::files_matching` (column bounds, null counts, partition values), and DataFusion's
@@ -18,12 +21,16 @@ use std::collections::HashMap;
 
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use geoberg_geostats::BBox;
+use geoberg_pruning::{Predicate as PruningPredicate, SpatialFilter};
 use geoberg_sql::{CompareOp, Literal, Predicate};
 use geoberg_table::Table;
 use iceberg::spec::{PrimitiveType, Type};
 use sedona_expr::spatial_filter::{SpatialFilter as SedonaFilter, SpatialFilterFactory};
 use sedona_geometry::interval::IntervalTrait;
 use serde::{Deserialize, Serialize};
+
+use crate::geography_pushdown::geography_pruning;
 
 /// The spatial part of a scan's filters: boxes per geometry column under AND / OR.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +43,18 @@ pub enum SpatialPruning {
         column: String,
         /// The constant geometry's box.
         bbox: [f64; 4],
+    },
+    /// Rows may match only where `column`'s geography bounds (on the sphere) meet the region
+    /// `wkb` (a constant, its edges great-circle arcs), or come within `distance` metres of it:
+    /// `ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_CoveredBy`, `ST_DWithin`
+    /// and `ST_Distance(..) <= d` on a geography column.
+    Geography {
+        /// The geography column.
+        column: String,
+        /// The constant region, WKB.
+        wkb: Vec<u8>,
+        /// Metres for `ST_DWithin`; `None`: the row must share a point with the region.
+        distance: Option<f64>,
     },
     /// Both must hold.
     And(Box<SpatialPruning>, Box<SpatialPruning>),
@@ -50,8 +69,8 @@ pub enum SpatialPruning {
 impl SpatialPruning {
     /// The pruning of one filter expression, or [`SpatialPruning::Anything`].
     ///
-    /// `geo_columns` are the planar geometry columns; a box on any other column (a geography,
-    /// whose literal SedonaDB cannot bound here anyway) prunes nothing.
+    /// `geo_columns` are the planar geometry columns; a box on any other column prunes
+    /// nothing (geography columns are recognised by [`PushedFilters::new`], on the sphere).
     pub fn from_expr(expr: &Expr, geo_columns: &[String]) -> SpatialPruning {
         match SpatialFilterFactory::default().try_from_logical_expr(expr) {
             Ok(filter) => Self::from_sedona(&filter, geo_columns),
@@ -118,7 +137,12 @@ impl SpatialPruning {
     /// The columns with a box, each once, in order of appearance.
     pub fn columns(&self) -> Vec<&str> {
         let mut out = Vec::new();
-        self.visit(&mut |column, _| {
+        self.visit(&mut |leaf| {
+            let column = match leaf {
+                SpatialPruning::Intersects { column, .. }
+                | SpatialPruning::Geography { column, .. } => column.as_str(),
+                _ => return,
+            };
             if !out.contains(&column) {
                 out.push(column);
             }
@@ -126,16 +150,20 @@ impl SpatialPruning {
         out
     }
 
-    /// `(column, bbox)` of every box, depth first.
+    /// `(column, bbox)` of every planar box, depth first.
     pub fn boxes(&self) -> Vec<(&str, [f64; 4])> {
         let mut out = Vec::new();
-        self.visit(&mut |column, bbox| out.push((column, bbox)));
+        self.visit(&mut |leaf| {
+            if let SpatialPruning::Intersects { column, bbox } = leaf {
+                out.push((column.as_str(), *bbox));
+            }
+        });
         out
     }
 
-    fn visit<'a>(&'a self, f: &mut impl FnMut(&'a str, [f64; 4])) {
+    fn visit<'a>(&'a self, f: &mut impl FnMut(&'a SpatialPruning)) {
         match self {
-            SpatialPruning::Intersects { column, bbox } => f(column, *bbox),
+            SpatialPruning::Intersects { .. } | SpatialPruning::Geography { .. } => f(self),
             SpatialPruning::And(a, b) | SpatialPruning::Or(a, b) => {
                 a.visit(f);
                 b.visit(f);
@@ -144,18 +172,38 @@ impl SpatialPruning {
         }
     }
 
+    /// The pruning crate's filter of a leaf (`None` for the others, and for a region the
+    /// pruning crate cannot bound: then nothing is pruned on it).
+    pub fn leaf_filter(&self) -> Option<SpatialFilter> {
+        match self {
+            SpatialPruning::Intersects { bbox, .. } => Some(SpatialFilter::intersects(BBox::new(
+                bbox[0], bbox[1], bbox[2], bbox[3],
+            ))),
+            SpatialPruning::Geography { wkb, distance, .. } => {
+                let predicate = match distance {
+                    None => PruningPredicate::Intersects,
+                    Some(d) => PruningPredicate::DistanceWithin { distance: *d },
+                };
+                SpatialFilter::from_wkb(predicate, wkb).ok()
+            }
+            _ => None,
+        }
+    }
+
     /// Which of `n` items (files, row groups) may hold a matching row, given which items each
-    /// box may match (`leaf`, called once per box). A leaf may answer `None`: it cannot decide,
-    /// and every item is kept for it.
+    /// leaf may match (`leaf`, called once per leaf with its column and filter). A leaf may
+    /// answer `None`: it cannot decide, and every item is kept for it.
     pub fn select<E>(
         &self,
         n: usize,
-        leaf: &mut impl FnMut(&str, [f64; 4]) -> Result<Option<Vec<bool>>, E>,
+        leaf: &mut impl FnMut(&str, &SpatialFilter) -> Result<Option<Vec<bool>>, E>,
     ) -> Result<Vec<bool>, E> {
         Ok(match self {
-            SpatialPruning::Intersects { column, bbox } => {
-                leaf(column, *bbox)?.unwrap_or_else(|| vec![true; n])
-            }
+            SpatialPruning::Intersects { column, .. }
+            | SpatialPruning::Geography { column, .. } => match self.leaf_filter() {
+                Some(filter) => leaf(column, &filter)?.unwrap_or_else(|| vec![true; n]),
+                None => vec![true; n],
+            },
             SpatialPruning::And(a, b) => {
                 let (a, b) = (a.select(n, leaf)?, b.select(n, leaf)?);
                 a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
@@ -178,6 +226,22 @@ impl std::fmt::Display for SpatialPruning {
                 "{column} && [{}, {}, {}, {}]",
                 bbox[0], bbox[1], bbox[2], bbox[3]
             ),
+            SpatialPruning::Geography {
+                column,
+                wkb,
+                distance,
+            } => {
+                let bounds = match geoberg_geostats::geography_bbox_of_wkb(wkb) {
+                    Ok(Some(b)) => format!("[{}, {}, {}, {}]", b.min_x, b.min_y, b.max_x, b.max_y),
+                    Ok(None) => "empty".to_string(),
+                    Err(_) => "invalid WKB".to_string(),
+                };
+                write!(f, "{column} && sphere {bounds}")?;
+                match distance {
+                    Some(d) => write!(f, " within {d} m"),
+                    None => Ok(()),
+                }
+            }
             SpatialPruning::And(a, b) => write!(f, "({a} AND {b})"),
             SpatialPruning::Or(a, b) => write!(f, "({a} OR {b})"),
             SpatialPruning::Nothing => f.write_str("false"),
@@ -202,6 +266,7 @@ enum Kind {
 pub struct TableColumns {
     ordinary: HashMap<String, Kind>,
     geometry: Vec<String>,
+    geography: Vec<String>,
 }
 
 impl TableColumns {
@@ -210,7 +275,9 @@ impl TableColumns {
     pub fn of(table: &Table) -> TableColumns {
         let mut out = TableColumns::default();
         for g in table.geo_columns() {
-            if !matches!(g.column_type, geoberg_crs::ColumnType::Geography { .. }) {
+            if matches!(g.column_type, geoberg_crs::ColumnType::Geography { .. }) {
+                out.geography.push(g.name.clone());
+            } else {
                 out.geometry.push(g.name.clone());
             }
         }
@@ -232,9 +299,10 @@ impl TableColumns {
         out
     }
 
-    /// The planar geometry columns.
-    pub fn geometry(&self) -> &[String] {
-        &self.geometry
+    /// The spatial pruning of one filter, on geometry and geography columns.
+    fn spatial(&self, filter: &Expr) -> SpatialPruning {
+        SpatialPruning::from_expr(filter, &self.geometry)
+            .and(geography_pruning(filter, &self.geography))
     }
 }
 
@@ -259,7 +327,7 @@ impl PushedFilters {
         let mut parts = Vec::new();
         let mut parquet_exprs = Vec::new();
         for f in filters {
-            spatial = spatial.and(SpatialPruning::from_expr(f, columns.geometry()));
+            spatial = spatial.and(columns.spatial(f));
             if let Some(p) = implied(f, columns) {
                 parts.push(p);
                 let names_float = f
@@ -280,8 +348,7 @@ impl PushedFilters {
 
     /// Whether the scan can prune anything with `filter`.
     pub fn usable(filter: &Expr, columns: &TableColumns) -> bool {
-        !SpatialPruning::from_expr(filter, columns.geometry()).is_anything()
-            || implied(filter, columns).is_some()
+        !columns.spatial(filter).is_anything() || implied(filter, columns).is_some()
     }
 }
 
@@ -480,6 +547,7 @@ mod tests {
     use super::*;
     use datafusion::prelude::{col, lit};
     use std::ops::Not;
+    use std::sync::Arc;
 
     fn columns() -> TableColumns {
         TableColumns {
@@ -491,6 +559,7 @@ mod tests {
                 ("d".to_string(), Kind::Date),
             ]),
             geometry: vec!["geom".into()],
+            geography: vec!["geog".into()],
         }
     }
 
@@ -548,7 +617,7 @@ mod tests {
             column: "h".into(),
             bbox: [5.0, 5.0, 6.0, 6.0],
         });
-        let mut leaf = |column: &str, _| -> Result<_, ()> {
+        let mut leaf = |column: &str, _: &SpatialFilter| -> Result<_, ()> {
             Ok(Some(match column {
                 "g" => vec![true, false, false],
                 _ => vec![false, false, true],
@@ -557,5 +626,88 @@ mod tests {
         assert_eq!(both.select(3, &mut leaf).unwrap(), [true, false, true]);
         assert_eq!(both.columns(), ["g", "h"]);
         assert_eq!(both.to_string(), "(g && [0, 0, 1, 1] OR h && [5, 5, 6, 6])");
+    }
+
+    fn geog_point(x: f64, y: f64) -> Expr {
+        let wkb = [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat();
+        lit(ScalarValue::Binary(Some(wkb)))
+    }
+
+    #[test]
+    fn geography_predicates_with_a_constant_become_sphere_leaves() {
+        let c = columns();
+        let intersects = datafusion::logical_expr::expr::ScalarFunction::new_udf(
+            Arc::new(datafusion::logical_expr::ScalarUDF::new_from_impl(Named(
+                "st_intersects",
+            ))),
+            vec![geog_point(180.0, 0.0), col("geog")],
+        );
+        let p = c.spatial(&Expr::ScalarFunction(intersects.clone()));
+        let SpatialPruning::Geography {
+            column, distance, ..
+        } = &p
+        else {
+            panic!("{p:?}");
+        };
+        assert_eq!((column.as_str(), *distance), ("geog", None));
+        assert_eq!(p.to_string(), "geog && sphere [180, 0, 180, 0]");
+        // On a column that is not geography, or against another column: nothing.
+        let mut other = intersects.clone();
+        other.args[1] = col("geom");
+        assert!(c.spatial(&Expr::ScalarFunction(other)).is_anything());
+        let mut columns_only = intersects.clone();
+        columns_only.args[0] = col("geog");
+        assert!(c.spatial(&Expr::ScalarFunction(columns_only)).is_anything());
+        // ST_Distance(geog, constant) <= metres.
+        let distance = datafusion::logical_expr::expr::ScalarFunction::new_udf(
+            Arc::new(datafusion::logical_expr::ScalarUDF::new_from_impl(Named(
+                "st_distance",
+            ))),
+            vec![col("geog"), geog_point(0.0, 0.0)],
+        );
+        let p = c.spatial(&Expr::ScalarFunction(distance.clone()).lt_eq(lit(1000.0)));
+        assert!(
+            matches!(&p, SpatialPruning::Geography { distance: Some(d), .. } if *d == 1000.0),
+            "{p:?}"
+        );
+        // A negative distance prunes nothing (the kernel reports it).
+        let p = c.spatial(&Expr::ScalarFunction(distance).lt_eq(lit(-1.0)));
+        assert!(p.is_anything());
+        // NOT is never a leaf.
+        assert!(
+            c.spatial(&Expr::ScalarFunction(intersects).not())
+                .is_anything()
+        );
+    }
+
+    /// A scalar function that is only a name, for building expressions.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    struct Named(&'static str);
+
+    impl datafusion::logical_expr::ScalarUDFImpl for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn signature(&self) -> &datafusion::logical_expr::Signature {
+            static S: std::sync::OnceLock<datafusion::logical_expr::Signature> =
+                std::sync::OnceLock::new();
+            S.get_or_init(|| {
+                datafusion::logical_expr::Signature::variadic_any(
+                    datafusion::logical_expr::Volatility::Immutable,
+                )
+            })
+        }
+        fn return_type(
+            &self,
+            _: &[arrow_schema::DataType],
+        ) -> datafusion::error::Result<arrow_schema::DataType> {
+            Ok(arrow_schema::DataType::Boolean)
+        }
+        fn invoke_with_args(
+            &self,
+            _: datafusion::logical_expr::ScalarFunctionArgs,
+        ) -> datafusion::error::Result<datafusion::logical_expr::ColumnarValue> {
+            unreachable!("only planned")
+        }
     }
 }

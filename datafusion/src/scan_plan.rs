@@ -120,53 +120,53 @@ pub(crate) fn choose_files(
         .collect();
 
     let mut explained = HashSet::new();
-    let mut leaf = |column: &str, bbox: [f64; 4]| -> geoberg_table::Result<Option<Vec<bool>>> {
-        let index = match table.file_index(column) {
-            Ok(index) => index,
-            Err(e) => {
-                reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
-                return Ok(None);
+    let mut leaf =
+        |column: &str, filter: &SpatialFilter| -> geoberg_table::Result<Option<Vec<bool>>> {
+            let index = match table.file_index(column) {
+                Ok(index) => index,
+                Err(e) => {
+                    reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
+                    return Ok(None);
+                }
+            };
+            if explained.insert(column.to_string()) {
+                reasons.extend(index.reasons().iter().cloned());
             }
-        };
-        if explained.insert(column.to_string()) {
-            reasons.extend(index.reasons().iter().cloned());
-        }
-        let window = BBox::new(bbox[0], bbox[1], bbox[2], bbox[3]);
-        let plan = match index.plan(&SpatialFilter::intersects(window)) {
-            Ok(plan) => plan,
-            Err(e) => {
-                reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
-                return Ok(None);
-            }
-        };
-        let entries = index.files().entries();
-        if entries.len() != n
-            || entries
-                .iter()
-                .any(|e| !position.contains_key(e.path.as_str()))
-        {
-            reasons.push(format!(
-                "no spatial file skipping on {column:?}: its file index does not list the \
+            let plan = match index.plan(filter) {
+                Ok(plan) => plan,
+                Err(e) => {
+                    reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
+                    return Ok(None);
+                }
+            };
+            let entries = index.files().entries();
+            if entries.len() != n
+                || entries
+                    .iter()
+                    .any(|e| !position.contains_key(e.path.as_str()))
+            {
+                reasons.push(format!(
+                    "no spatial file skipping on {column:?}: its file index does not list the \
                  snapshot's files"
-            ));
-            return Ok(None);
-        }
-        let summary = [plan.read_summary(), plan.skip_summary()];
-        if !summary[0].is_empty() {
-            reasons.push(format!("{column}: files read: {}", summary[0].join(", ")));
-        }
-        if !summary[1].is_empty() {
-            reasons.push(format!(
-                "{column}: files skipped: {}",
-                summary[1].join(", ")
-            ));
-        }
-        let mut keep = vec![false; n];
-        for i in plan.read_indices() {
-            keep[position[entries[i].path.as_str()]] = true;
-        }
-        Ok(Some(keep))
-    };
+                ));
+                return Ok(None);
+            }
+            let summary = [plan.read_summary(), plan.skip_summary()];
+            if !summary[0].is_empty() {
+                reasons.push(format!("{column}: files read: {}", summary[0].join(", ")));
+            }
+            if !summary[1].is_empty() {
+                reasons.push(format!(
+                    "{column}: files skipped: {}",
+                    summary[1].join(", ")
+                ));
+            }
+            let mut keep = vec![false; n];
+            for i in plan.read_indices() {
+                keep[position[entries[i].path.as_str()]] = true;
+            }
+            Ok(Some(keep))
+        };
     let spatial_keep = pushed.spatial.select(n, &mut leaf)?;
 
     let column_keep = match &pushed.columns {
@@ -263,11 +263,14 @@ fn select_row_groups(
 ) -> Vec<bool> {
     let row_groups = footer.row_groups();
     let leaves = footer.file_metadata().schema_descr();
-    let mut leaf = |column: &str, bbox: [f64; 4]| -> std::result::Result<_, ()> {
+    let mut leaf = |column: &str, filter: &SpatialFilter| -> std::result::Result<_, ()> {
         let Some(column_type) = column_types.get(column) else {
             return Ok(None);
         };
-        // Parquet geo statistics bound the vertices, not geodesic edges: useless for geography.
+        // Geography row groups are not pruned: the Parquet geo statistics of files other
+        // writers wrote (imported files) bound the vertices, not the great-circle edges, and a
+        // footer does not say which kind it holds; files are pruned on their Iceberg bounds,
+        // which the table crate computes on the sphere.
         if matches!(column_type, ColumnType::Geography { .. }) {
             return Ok(None);
         }
@@ -294,18 +297,15 @@ fn select_row_groups(
                     .with_all_null(all_null)
             })
             .collect();
-        let window = BBox::new(bbox[0], bbox[1], bbox[2], bbox[3]);
-        Ok(
-            prune_row_groups(column_type, &SpatialFilter::intersects(window), &groups)
-                .ok()
-                .map(|plan| {
-                    let mut keep = vec![false; groups.len()];
-                    for i in plan.read_indices() {
-                        keep[i] = true;
-                    }
-                    keep
-                }),
-        )
+        Ok(prune_row_groups(column_type, filter, &groups)
+            .ok()
+            .map(|plan| {
+                let mut keep = vec![false; groups.len()];
+                for i in plan.read_indices() {
+                    keep[i] = true;
+                }
+                keep
+            }))
     };
     spatial
         .select(row_groups.len(), &mut leaf)

@@ -16,6 +16,7 @@ use sedona_expr::scalar_udf::ScalarKernelRef;
 use crate::catalog::GeobergCatalogProvider;
 use crate::crs_literal::ConstantGeometryCrs;
 use crate::error::{Error, Result};
+use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::scan_exec::GeobergScanExec;
@@ -28,7 +29,9 @@ use crate::values_type::ValuesGeometryType;
 /// `geometry(<srid>)` / `geography(<srid>)` column types for `CREATE TABLE`, seed 004's rule
 /// for constant geometries without CRS in spatial predicates ([`ConstantGeometryCrs`]), and a
 /// fast path for points against a constant rectangle in `ST_Intersects` and its kin (same
-/// results as SedonaDB's kernels, which serve every other case).
+/// results as SedonaDB's kernels, which serve every other case), and spherical kernels for
+/// `ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_CoveredBy`, `ST_DWithin`
+/// (metres) and `ST_Distance` (metres) on geography arguments (`geoberg-geography`'s).
 pub async fn sedona_context(
     catalog: Arc<dyn Catalog>,
     catalog_name: &str,
@@ -43,6 +46,10 @@ pub async fn sedona_context(
             rectangle_arg,
             existing.kernels().to_vec(),
         ));
+        context.append_sedona_scalar_kernels(name, kernel)?;
+    }
+    for (name, function) in GEOGRAPHY_FUNCTIONS {
+        let kernel: ScalarKernelRef = Arc::new(GeographyKernel::new(function));
         context.append_sedona_scalar_kernels(name, kernel)?;
     }
     let set_crs = context.ctx.udf("st_setcrs")?;

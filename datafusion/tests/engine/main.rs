@@ -6,6 +6,7 @@ mod codec;
 mod common;
 mod deletes;
 mod explain;
+mod geography;
 mod join;
 mod object_storage;
 mod pushdown;
