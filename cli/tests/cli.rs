@@ -868,4 +868,23 @@ fn geography_audit_layout_and_query_across_the_antimeridian() {
     .ok();
     let svg = std::fs::read_to_string(svg).unwrap();
     assert_eq!(svg.matches(r#"<rect class="window""#).count(), 2, "{svg}");
+
+    // The same window in SQL means the sphere: the line along the equator from 170 to -170
+    // crosses it, (0, 0) is outside.
+    let j = env
+        .run(&[
+            "--json",
+            "sql",
+            "SELECT id FROM db.g WHERE ST_Intersects(geog, ST_MakeEnvelope(170, -10, -170, 10)) \
+             ORDER BY id",
+        ])
+        .ok()
+        .json();
+    let ids: Vec<i64> = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 4], "{j}");
 }

@@ -93,21 +93,35 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
-/// Runs `change` on `base` `runs` times and returns its last report and median time.
+/// Runs `change` `runs` times, each on its own copy of `base` (the same metadata registered
+/// under a new name, so that one run's commit does not conflict with the next), and returns
+/// the last report and the median time.
 fn time_change(
+    base: &Table,
     runs: usize,
-    change: impl Fn() -> (Table, RowDeltaReport),
-) -> (Table, RowDeltaReport, Duration) {
+    change: impl Fn(&Table) -> (Table, RowDeltaReport),
+) -> (RowDeltaReport, Duration) {
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {
+        let copy = copy_of(base);
         let start = Instant::now();
-        let done = change();
+        let (_, report) = change(&copy);
         times.push(start.elapsed());
-        last = Some(done);
+        last = Some(report);
     }
-    let (table, report) = last.unwrap();
-    (table, report, median(times))
+    (last.unwrap(), median(times))
+}
+
+/// `base`'s current version registered as a new table.
+fn copy_of(base: &Table) -> Table {
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ident = TableIdent::new("bench", &format!("copy{n}")).unwrap();
+    base.catalog()
+        .register_table(&ident, base.metadata_location())
+        .unwrap();
+    Table::load(base.catalog().clone(), &ident).unwrap()
 }
 
 /// Median time of a scan (full when `window` is `None`) and the rows it returned.
@@ -154,11 +168,16 @@ fn main() {
     let window = BBox::new(10.0, 20.0, 46.0, 37.0);
     println!("rows: {rows}, 64 files after the index, runs: {runs} (median)\n");
 
-    println!("| change | mode | rows changed | files scanned | files written | bytes written | time |");
+    println!(
+        "| change | mode | rows changed | files scanned | files written | bytes written | time |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
     for mode in [RowChangeMode::CopyOnWrite, RowChangeMode::MergeOnRead] {
-        let (_, r, t) = time_change(runs, || {
-            table.delete(window_filter(window)).mode(mode).execute().unwrap()
+        let (r, t) = time_change(&table, runs, |t| {
+            t.delete(window_filter(window))
+                .mode(mode)
+                .execute()
+                .unwrap()
         });
         println!(
             "| DELETE 1% window | {} | {} | {} of {} | {} data + {} delete | {} | {} |",
@@ -173,22 +192,20 @@ fn main() {
         );
         // 1% of the rows by id (spread over every file after clustering).
         let every = 100i64;
-        let (_, r, t) = time_change(runs, || {
-            table
-                .update(RowFilter::from_predicate(
-                    geoberg_sql::parse_condition(&format!("id < {}", rows as i64 / every))
-                        .unwrap(),
-                ))
-                .set("id", |b: &RecordBatch| -> geoberg_table::Result<ArrayRef> {
-                    let ids = b.column_by_name("id").unwrap();
-                    let ids = ids.as_any().downcast_ref::<Int64Array>().unwrap();
-                    Ok(Arc::new(Int64Array::from_iter_values(
-                        ids.values().iter().map(|v| -v - 1),
-                    )))
-                })
-                .mode(mode)
-                .execute()
-                .unwrap()
+        let (r, t) = time_change(&table, runs, |t| {
+            t.update(RowFilter::from_predicate(
+                geoberg_sql::parse_condition(&format!("id < {}", rows as i64 / every)).unwrap(),
+            ))
+            .set("id", |b: &RecordBatch| -> geoberg_table::Result<ArrayRef> {
+                let ids = b.column_by_name("id").unwrap();
+                let ids = ids.as_any().downcast_ref::<Int64Array>().unwrap();
+                Ok(Arc::new(Int64Array::from_iter_values(
+                    ids.values().iter().map(|v| -v - 1),
+                )))
+            })
+            .mode(mode)
+            .execute()
+            .unwrap()
         });
         println!(
             "| UPDATE 1% of rows (`id < {}`) | {} | {} | {} of {} | {} data + {} delete | {} | {} |",
@@ -208,7 +225,7 @@ fn main() {
     println!("|---|---:|---:|---:|");
     // k deletion vectors: one row deleted (merge-on-read) in each of the first k files.
     for k in [0usize, 1, 8, 64] {
-        let mut with_dvs = table.clone();
+        let mut with_dvs = copy_of(&table);
         if k > 0 {
             let files = with_dvs.scan().plan().unwrap().files;
             let ids: Vec<String> = files

@@ -520,9 +520,21 @@ fn check_imported(rel: &str, path: &Path, report: &ImportReport, rows_per_file: 
             // a window touching a pole spans every longitude (a pole has them all).
             let width = window.max_x - window.min_x;
             let piece = (width / ((width / 180.0).floor() + 1.0)).to_radians();
-            let bulge = |y: f64| (y.to_radians().tan() / (piece / 2.0).cos()).atan().to_degrees();
-            let south = if window.min_y < 0.0 { bulge(window.min_y) } else { window.min_y };
-            let north = if window.max_y > 0.0 { bulge(window.max_y) } else { window.max_y };
+            let bulge = |y: f64| {
+                (y.to_radians().tan() / (piece / 2.0).cos())
+                    .atan()
+                    .to_degrees()
+            };
+            let south = if window.min_y < 0.0 {
+                bulge(window.min_y)
+            } else {
+                window.min_y
+            };
+            let north = if window.max_y > 0.0 {
+                bulge(window.max_y)
+            } else {
+                window.max_y
+            };
             let polar = window.min_y == -90.0 || window.max_y == 90.0;
             let bound = match polar {
                 true => BBox::new(-180.0, south, 180.0, north),
