@@ -317,3 +317,31 @@ fn merge_on_read_set_by_alter_makes_delete_write_deletion_vectors() {
     let (_, back) = t.delete(filter("id = 5")).execute().unwrap();
     assert_eq!(back.mode, RowChangeMode::CopyOnWrite);
 }
+
+#[test]
+fn a_value_that_was_already_unusable_does_not_block_other_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    // Another tool wrote a value geoberg cannot use.
+    let t = CreateTable::new([Column::new("id", DataType::Long).required()])
+        .property("commit.retry.num-retries", "lots")
+        .create(Arc::clone(&catalog), &ident("old"))
+        .unwrap();
+    assert!(t.properties().is_err());
+    let t = t.set_properties([("owner", "me")]).unwrap();
+    assert_eq!(property(&reload(&catalog, "old"), "owner"), Some("me"));
+    // A bad value of this change is still refused, behind the old one.
+    let e = t
+        .set_properties([("write.delete.mode", "sometimes")])
+        .unwrap_err();
+    assert!(e.to_string().contains("write.delete.mode"), "{e}");
+    // And the old value can be fixed or removed.
+    let t = t
+        .set_properties([("commit.retry.num-retries", "2")])
+        .unwrap();
+    assert_eq!(t.properties().unwrap().commit_retry.num_retries, 2);
+    let t = t
+        .unset_properties(["commit.retry.num-retries"], false)
+        .unwrap();
+    assert_eq!(t.properties().unwrap().commit_retry.num_retries, 4);
+}

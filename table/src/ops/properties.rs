@@ -294,6 +294,7 @@ fn validate(
             // A key left as it was whose value was already unusable: not this change's doing.
             Err(Error::InvalidProperty { key, .. })
                 if !set.contains_key(&key)
+                    && probe.contains_key(&key)
                     && before.get(&key) == probe.get(&key)
                     && already_invalid(table, before, &key) =>
             {
