@@ -51,7 +51,19 @@ fn check_statement(statement: &Statement) {
             }
             r.filter.iter().for_each(check_predicate);
         }
-        Statement::CreateTable(_)
+        Statement::SetTblProperties { properties, .. } => assert!(!properties.is_empty()),
+        Statement::UnsetTblProperties { keys, .. } => {
+            assert!(!keys.is_empty());
+            let mut unique = keys.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), keys.len(), "a key unset twice: {keys:?}");
+        }
+        Statement::ExpireSnapshots(r) => {
+            assert!(r.retain_last.is_none_or(|n| n >= 1), "{r:?}");
+        }
+        Statement::RemoveOrphanFiles(_)
+        | Statement::CreateTable(_)
         | Statement::ShowCreateTable(_)
         | Statement::ShowTblProperties { .. }
         | Statement::Describe(_) => {}

@@ -699,7 +699,10 @@ fn partition_field(expr: &Expr) -> Result<PartitionField, SqlError> {
     Ok(PartitionField { column, transform })
 }
 
-fn parse_properties(front: &mut Front<'_>) -> Result<BTreeMap<String, String>, SqlError> {
+/// `('key' = 'value', ...)`: the TBLPROPERTIES list of CREATE TABLE and ALTER TABLE.
+pub(crate) fn parse_properties(
+    front: &mut Front<'_>,
+) -> Result<BTreeMap<String, String>, SqlError> {
     front.expect(&Token::LParen)?;
     let mut properties = BTreeMap::new();
     loop {

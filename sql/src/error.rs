@@ -5,7 +5,10 @@ use thiserror::Error;
 /// The table statements this crate parses, listed in every "not supported" message so the fix
 /// is one read away. Queries are not among them: they run in the SQL engine.
 pub const SUPPORTED_STATEMENTS: &str = "CREATE SPATIAL INDEX FOR <table> USING hilbert(...), \
-CALL <catalog>.system.rewrite_data_files(...), CREATE TABLE, SHOW CREATE TABLE, \
+CALL <catalog>.system.rewrite_data_files(...), CALL <catalog>.system.expire_snapshots(...), \
+CALL <catalog>.system.remove_orphan_files(...), CREATE TABLE, \
+ALTER TABLE <table> SET TBLPROPERTIES ('<key>' = '<value>', ...), \
+ALTER TABLE <table> UNSET TBLPROPERTIES [IF EXISTS] ('<key>', ...), SHOW CREATE TABLE, \
 SHOW TBLPROPERTIES <table> [('<key>')], DESCRIBE [TABLE] <table>";
 
 /// The conditions a WHERE clause may use, listed when a condition is rejected.

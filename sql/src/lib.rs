@@ -3,7 +3,10 @@
 //! `geoberg sql "<statement>"` and the `table` crate hand statement text here and get back a
 //! [`Statement`]: a [`RewriteRequest`] for `CREATE SPATIAL INDEX` and its equivalent
 //! `CALL <catalog>.system.rewrite_data_files(...)`, a [`CreateTableRequest`] for `CREATE TABLE`
-//! with `geometry(<srid>)` / `geography(<crs>)` columns, and the `SHOW` / `DESCRIBE` forms.
+//! with `geometry(<srid>)` / `geography(<crs>)` columns, `ALTER TABLE ... SET / UNSET
+//! TBLPROPERTIES`, Iceberg's maintenance procedures (`CALL ... expire_snapshots(...)`,
+//! `CALL ... remove_orphan_files(...)`, as an [`ExpireSnapshotsRequest`] /
+//! [`RemoveOrphanFilesRequest`]), and the `SHOW` / `DESCRIBE` forms.
 //! WHERE conditions (a rewrite's `where => "..."`, the table crate's row filter,
 //! `geoberg audit --where`) go through [`parse_condition`] and become a [`Predicate`] tree
 //! whose spatial leaves carry the query window as WKB and bbox, so that a scan can prune files
@@ -42,6 +45,19 @@
 //! assert_eq!(filter.non_spatial().unwrap().to_sql(), "id > 5");
 //! assert_eq!(parse_condition(&filter.to_sql())?, filter);
 //!
+//! // Table properties and maintenance procedures.
+//! let alter = parse("ALTER TABLE db.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")?;
+//! assert!(matches!(alter, Statement::SetTblProperties { .. }));
+//! let Statement::ExpireSnapshots(expire) = parse(
+//!     "CALL cat.system.expire_snapshots(table => 'db.t', \
+//!      older_than => TIMESTAMP '2026-01-01 00:00:00', retain_last => 5)",
+//! )? else { unreachable!() };
+//! assert_eq!((expire.table.to_string().as_str(), expire.retain_last), ("cat.db.t", Some(5)));
+//! assert!(matches!(
+//!     parse("CALL cat.system.remove_orphan_files('db.t', dry_run => true)")?,
+//!     Statement::RemoveOrphanFiles(r) if r.is_dry_run()
+//! ));
+//!
 //! // Queries belong to the SQL engine.
 //! assert!(matches!(parse("SELECT count(*) FROM db.t"), Err(SqlError::Unsupported { .. })));
 //! # Ok::<(), geoberg_sql::SqlError>(())
@@ -49,11 +65,14 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod alter_table;
 mod create_table;
 mod error;
 mod front;
+mod maintenance;
 mod name;
 mod predicate;
+mod procedure;
 mod rewrite;
 mod spatial;
 mod statement;
@@ -64,8 +83,13 @@ pub use create_table::{
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
 pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
 pub use geoberg_crs::{Crs, EdgeAlgorithm};
+pub use maintenance::{
+    EXPIRE_SNAPSHOTS_DEFAULT_AGE, EXPIRE_SNAPSHOTS_DEFAULT_RETAIN_LAST, ExpireSnapshotsRequest,
+    OlderThan, REMOVE_ORPHAN_FILES_DEFAULT_AGE, RemoveOrphanFilesRequest, TIMESTAMP_FORMAT,
+};
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
+pub use procedure::SUPPORTED_PROCEDURES;
 pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};

@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+use sqlparser::ast::Expr;
 use sqlparser::tokenizer::Token;
 
 use geoberg_crs::{Extent, HilbertSpec};
@@ -13,6 +13,7 @@ use crate::predicate::{
     Literal, Predicate, column_name, float, function_name, literal, positional_args,
     predicate_from_expr,
 };
+use crate::procedure::{CallArgs, write_call_head};
 
 /// The option that makes a rewrite take every file, not only those Iceberg's size rules pick.
 /// `CREATE SPATIAL INDEX` sets it to `true`.
@@ -121,12 +122,7 @@ impl fmt::Display for RewriteRequest {
                 Ok(())
             }
             _ => {
-                match self.table.catalog() {
-                    Some(c) => write!(f, "CALL {}.system.rewrite_data_files(", quote_ident(c))?,
-                    None => f.write_str("CALL system.rewrite_data_files(")?,
-                }
-                let table = self.table.without_catalog().to_string();
-                write!(f, "table => {}", quote_string(&table))?;
+                write_call_head(f, "rewrite_data_files", &self.table)?;
                 match &self.strategy {
                     RewriteStrategy::Hilbert(h) => write!(
                         f,
@@ -193,97 +189,15 @@ pub(crate) fn parse_create_spatial_index(
     })
 }
 
-/// The `rewrite_data_files` arguments, in Iceberg's positional order.
-const CALL_ARGS: [&str; 5] = ["table", "strategy", "sort_order", "options", "where"];
-
-/// After `CALL`.
-pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<RewriteRequest, SqlError> {
-    let call = front.expr()?;
-    front.finish()?;
-    let Expr::Function(function) = &call else {
-        return Err(SqlError::Unsupported {
-            statement: format!("CALL {call}"),
-        });
-    };
-    let name: Vec<String> = function.name.0.iter().map(|p| p.to_string()).collect();
-    let catalog = match name
-        .iter()
-        .map(|s| s.to_ascii_lowercase())
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [system, proc] if system == "system" && proc == "rewrite_data_files" => None,
-        [_, system, proc] if system == "system" && proc == "rewrite_data_files" => {
-            function.name.0[0].as_ident().map(|i| i.value.clone())
-        }
-        _ => {
-            return Err(SqlError::Unsupported {
-                statement: format!("CALL {}", function_name(function)),
-            });
-        }
-    };
-    let FunctionArguments::List(list) = &function.args else {
-        return Err(SqlError::invalid(
-            "CALL rewrite_data_files",
-            "it needs arguments, at least table => '<ns.table>'",
-        ));
-    };
-    let mut args: [Option<&Expr>; 5] = [None; 5];
-    for (i, arg) in list.args.iter().enumerate() {
-        let (slot, value) = match arg {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => (i, e),
-            FunctionArg::Named {
-                name,
-                arg: FunctionArgExpr::Expr(e),
-                ..
-            } => match CALL_ARGS
-                .iter()
-                .position(|a| a.eq_ignore_ascii_case(&name.value))
-            {
-                Some(slot) => (slot, e),
-                None => {
-                    return Err(SqlError::invalid(
-                        format!("argument `{}`", name.value),
-                        format!(
-                            "rewrite_data_files has no such argument; valid ones are {}",
-                            CALL_ARGS.join(", ")
-                        ),
-                    ));
-                }
-            },
-            other => {
-                return Err(SqlError::invalid(
-                    format!("argument `{other}`"),
-                    "write arguments as name => value",
-                ));
-            }
-        };
-        if slot >= CALL_ARGS.len() {
-            return Err(SqlError::invalid(
-                "CALL rewrite_data_files",
-                format!("it takes at most {} arguments", CALL_ARGS.len()),
-            ));
-        }
-        if args[slot].replace(value).is_some() {
-            return Err(SqlError::invalid(
-                format!("argument `{}`", CALL_ARGS[slot]),
-                "it is given twice; give it once",
-            ));
-        }
-    }
-    let [table, strategy, sort_order, options, filter] = args;
-    let table = table.ok_or_else(|| {
-        SqlError::invalid(
-            "CALL rewrite_data_files",
-            "the table argument is missing; add table => '<ns.table>'",
-        )
-    })?;
-    let table = in_string("table", table, |f| {
-        let name = f.table_name()?;
-        f.finish()?;
-        Ok(name)
-    })?
-    .in_catalog(catalog.as_deref());
+/// The request of `CALL ... rewrite_data_files(...)`, from its bound arguments.
+pub(crate) fn rewrite_from_call(args: &CallArgs<'_>) -> Result<RewriteRequest, SqlError> {
+    let table = args.table()?;
+    let (strategy, sort_order, options, filter) = (
+        args.get("strategy"),
+        args.get("sort_order"),
+        args.get("options"),
+        args.get("where"),
+    );
     let strategy_name = strategy
         .map(|s| string_arg("strategy", s))
         .transpose()?
@@ -337,7 +251,7 @@ pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<RewriteRequest, SqlErr
     })
 }
 
-fn string_arg(argument: &str, expr: &Expr) -> Result<String, SqlError> {
+pub(crate) fn string_arg(argument: &str, expr: &Expr) -> Result<String, SqlError> {
     match literal(expr) {
         Ok(Literal::String(s)) => Ok(s),
         _ => Err(SqlError::invalid(
@@ -348,7 +262,7 @@ fn string_arg(argument: &str, expr: &Expr) -> Result<String, SqlError> {
 }
 
 /// Parses SQL held in a string argument, positioning errors within that string.
-fn in_string<T>(
+pub(crate) fn in_string<T>(
     argument: &'static str,
     expr: &Expr,
     parse: impl FnOnce(&mut Front<'_>) -> Result<T, SqlError>,

@@ -2,11 +2,16 @@ use std::fmt;
 
 use sqlparser::tokenizer::Token;
 
+use std::collections::BTreeMap;
+
+use crate::alter_table::{parse_alter_table, write_keys, write_properties};
 use crate::create_table::{CreateTableRequest, parse_create_table};
 use crate::error::SqlError;
 use crate::front::Front;
+use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
 use crate::name::{TableName, quote_string};
-use crate::rewrite::{RewriteRequest, parse_call, parse_create_spatial_index};
+use crate::procedure::parse_call;
+use crate::rewrite::{RewriteRequest, parse_create_spatial_index};
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
 // A statement is parsed once and executed once: boxing the larger requests would only add an
@@ -29,6 +34,26 @@ pub enum Statement {
     },
     /// `DESCRIBE [TABLE] t`.
     Describe(TableName),
+    /// `ALTER TABLE t SET TBLPROPERTIES ('key' = 'value', ...)`.
+    SetTblProperties {
+        /// The table.
+        table: TableName,
+        /// The properties to set (at least one), by key.
+        properties: BTreeMap<String, String>,
+    },
+    /// `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)`.
+    UnsetTblProperties {
+        /// The table.
+        table: TableName,
+        /// The properties to remove (at least one, none twice), as written.
+        keys: Vec<String>,
+        /// `IF EXISTS`: a key the table does not have is skipped instead of refused.
+        if_exists: bool,
+    },
+    /// `CALL <catalog>.system.expire_snapshots(...)`.
+    ExpireSnapshots(ExpireSnapshotsRequest),
+    /// `CALL <catalog>.system.remove_orphan_files(...)`.
+    RemoveOrphanFiles(RemoveOrphanFilesRequest),
 }
 
 impl Statement {
@@ -52,6 +77,23 @@ impl fmt::Display for Statement {
                 Ok(())
             }
             Statement::Describe(t) => write!(f, "DESCRIBE TABLE {t}"),
+            Statement::SetTblProperties { table, properties } => {
+                write!(f, "ALTER TABLE {table} SET TBLPROPERTIES ")?;
+                write_properties(f, properties)
+            }
+            Statement::UnsetTblProperties {
+                table,
+                keys,
+                if_exists,
+            } => {
+                write!(f, "ALTER TABLE {table} UNSET TBLPROPERTIES ")?;
+                if *if_exists {
+                    f.write_str("IF EXISTS ")?;
+                }
+                write_keys(f, keys)
+            }
+            Statement::ExpireSnapshots(r) => write!(f, "{r}"),
+            Statement::RemoveOrphanFiles(r) => write!(f, "{r}"),
         }
     }
 }
@@ -71,7 +113,10 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
         return parse_create_table(&mut front).map(Statement::CreateTable);
     }
     if front.word("CALL") {
-        return parse_call(&mut front).map(Statement::Rewrite);
+        return parse_call(&mut front);
+    }
+    if front.words(&["ALTER", "TABLE"]) {
+        return parse_alter_table(&mut front);
     }
     if front.words(&["SHOW", "CREATE", "TABLE"]) {
         let table = front.table_name()?;
@@ -107,8 +152,9 @@ const ONE_WORD_KINDS: [&str; 4] = ["SELECT", "EXPLAIN", "WITH", "UPDATE"];
 /// `SELECT`).
 fn unsupported_statement(front: &mut Front<'_>) -> SqlError {
     if !matches!(front.peek().token, Token::Word(_) | Token::EOF) {
-        return front
-            .error_here("expected a statement keyword such as CREATE, CALL, SHOW or DESCRIBE");
+        return front.error_here(
+            "expected a statement keyword such as CREATE, ALTER, CALL, SHOW or DESCRIBE",
+        );
     }
     let mut words: Vec<String> = Vec::new();
     for _ in 0..2 {

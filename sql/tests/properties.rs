@@ -2,11 +2,13 @@
 //! `to_sql` → `parse` / `parse_condition`.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
-    Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, HilbertIndex, Literal,
-    PartitionField, PartitionTransform, Predicate, RewriteRequest, RewriteStrategy, SpatialFilter,
-    SpatialRelation, Statement, TableName, Window, parse, parse_condition,
+    Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, ExpireSnapshotsRequest,
+    HilbertIndex, Literal, OlderThan, PartitionField, PartitionTransform, Predicate,
+    RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy, SpatialFilter, SpatialRelation,
+    Statement, TableName, Window, parse, parse_condition,
 };
 use proptest::prelude::*;
 
@@ -15,6 +17,11 @@ const VALID: &[&str] = &[
     "CALL wherobots.system.rewrite_data_files(table => 'db.test_table', strategy => 'sort', sort_order => 'hilbert(geom, 10)', where => \"a IN (1, 2) AND b IS NOT NULL\", options => map('rewrite-all', 'true'))",
     "CREATE TABLE IF NOT EXISTS c.db.t (id bigint NOT NULL COMMENT 'k', g geography('OGC:CRS84', spherical), geom geometry(4326), d decimal(10, 2), ts timestamp) USING iceberg PARTITIONED BY (bucket(4, id), days(ts)) TBLPROPERTIES ('format-version' = '3')",
     "SHOW TBLPROPERTIES db.t ('format-version')",
+    "ALTER TABLE c.db.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'n' = 8)",
+    "ALTER TABLE db.t UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
+    "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMP '2026-01-01 00:00:00.5', retain_last => 3)",
+    "CALL c.system.expire_snapshots('db.t', TIMESTAMPADD(DAY, -30, CURRENT_TIMESTAMP))",
+    "CALL c.system.remove_orphan_files(table => 'db.t', older_than => '2026-01-01', dry_run => true)",
 ];
 
 /// Valid conditions, the bases of the condition mutations.
@@ -43,6 +50,12 @@ const SPLICE: &[&str] = &[
     "ST_MakeEnvelope(",
     "map(",
     "hilbert(",
+    "TIMESTAMP '",
+    "TIMESTAMPADD(",
+    "CURRENT_TIMESTAMP",
+    " => ",
+    "IF EXISTS ",
+    "2026-02-30 25:61:61",
     "GEOMETRYCOLLECTION(",
     "EMPTY",
     ";",
@@ -410,8 +423,70 @@ fn create_table() -> impl Strategy<Value = CreateTableRequest> {
         })
 }
 
+/// Any instant from 1970 to 9999, to the nanosecond, or a whole number of seconds before now.
+fn older_than() -> impl Strategy<Value = OlderThan> {
+    prop_oneof![
+        (0u64..253_402_300_800, 0u32..1_000_000_000)
+            .prop_map(|(s, n)| OlderThan::At(SystemTime::UNIX_EPOCH + Duration::new(s, n))),
+        (0u64..400_000_000).prop_map(|s| OlderThan::BeforeNow(Duration::from_secs(s))),
+    ]
+}
+
+fn maintenance() -> impl Strategy<Value = Statement> {
+    prop_oneof![
+        (
+            table_name(),
+            prop::option::of(older_than()),
+            prop::option::of(1u32..)
+        )
+            .prop_map(
+                |(table, older_than, retain_last)| Statement::ExpireSnapshots(
+                    ExpireSnapshotsRequest {
+                        table,
+                        older_than,
+                        retain_last
+                    }
+                )
+            ),
+        (
+            table_name(),
+            prop::option::of(older_than()),
+            prop::option::of(any::<bool>())
+        )
+            .prop_map(|(table, older_than, dry_run)| Statement::RemoveOrphanFiles(
+                RemoveOrphanFilesRequest {
+                    table,
+                    older_than,
+                    dry_run
+                }
+            )),
+    ]
+}
+
+fn alter_table() -> impl Strategy<Value = Statement> {
+    prop_oneof![
+        (
+            table_name(),
+            string_map().prop_filter("at least one", |m| !m.is_empty())
+        )
+            .prop_map(|(table, properties)| Statement::SetTblProperties { table, properties }),
+        (
+            table_name(),
+            prop::collection::btree_set(".{0,6}", 1..4),
+            any::<bool>()
+        )
+            .prop_map(|(table, keys, if_exists)| Statement::UnsetTblProperties {
+                table,
+                keys: keys.into_iter().rev().collect(),
+                if_exists
+            }),
+    ]
+}
+
 fn statement() -> impl Strategy<Value = Statement> {
     prop_oneof![
+        maintenance(),
+        alter_table(),
         rewrite().prop_map(Statement::Rewrite),
         create_table().prop_map(Statement::CreateTable),
         table_name().prop_map(Statement::ShowCreateTable),

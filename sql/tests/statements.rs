@@ -1,11 +1,13 @@
 //! Table-driven tests: valid statements and their requests, and every error with its fix.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
-    ColumnType, CompareOp, Crs, EdgeAlgorithm, HilbertIndex, Literal, PartitionField,
-    PartitionTransform, Predicate, RewriteRequest, RewriteStrategy, SpatialRelation, SqlError,
-    Statement, TableName, parse, parse_condition,
+    ColumnType, CompareOp, Crs, EdgeAlgorithm, ExpireSnapshotsRequest, HilbertIndex, Literal,
+    OlderThan, PartitionField, PartitionTransform, Predicate, RemoveOrphanFilesRequest,
+    RewriteRequest, RewriteStrategy, SpatialRelation, SqlError, Statement, TableName, parse,
+    parse_condition,
 };
 
 fn table(parts: &[&str]) -> TableName {
@@ -54,6 +56,19 @@ fn valid_statements_round_trip() {
         "SHOW TBLPROPERTIES db.t",
         "DESCRIBE TABLE db.t",
         "desc db.t",
+        "ALTER TABLE prod.spatial_assets SET TBLPROPERTIES ('write.sort-order' = 'bbox_min_x ASC, bbox_min_y ASC')",
+        "alter table lakehouse.spatial.telemetry set tblproperties ('write.metadata.metrics.column.bbox_min_x' = 'full', 'write.metadata.metrics.column.geom_wkb' = 'none', 'commit.retry.num-retries' = 8, 'x' = true);",
+        "ALTER TABLE db.t UNSET TBLPROPERTIES ('write.delete.mode')",
+        "ALTER TABLE `c`.db.t UNSET TBLPROPERTIES IF EXISTS ('a', 'b.c')",
+        "CALL c.system.expire_snapshots(table => 'db.t')",
+        "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMP '2026-01-01 00:00:00', retain_last => 3)",
+        "CALL c.system.expire_snapshots('db.t', '2026-01-01 12:30:00.250', 1)",
+        "CALL catalog.system.expire_snapshots('prod.spatial_assets', older_than => TIMESTAMPADD(DAY, -30, CURRENT_TIMESTAMP))",
+        "CALL system.expire_snapshots(retain_last => 10, table => 'db.t')",
+        "CALL c.system.remove_orphan_files(table => 'db.t')",
+        "CALL c.system.remove_orphan_files(table => 'db.t', older_than => TIMESTAMP '2025-06-30T12:34:56.789', dry_run => true)",
+        "CALL c.system.remove_orphan_files('db.t', TIMESTAMP '2026-01-01')",
+        "CALL c.system.remove_orphan_files(dry_run => FALSE, table => 'c2.db.t')",
     ];
     for sql in statements {
         let parsed = parse(sql).unwrap_or_else(|e| panic!("{sql}\n  -> {e}"));
@@ -248,6 +263,119 @@ fn requests_hold_the_parsed_values() {
     assert_eq!(c.properties, options(&[("format-version", "3")]));
 }
 
+/// `SystemTime` of a count of seconds (and milliseconds) since the epoch, computed by hand from
+/// the calendar: 2026-01-01 is 56 years of 365 days plus 14 leap days after 1970-01-01.
+fn at(seconds: u64, millis: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_millis(seconds * 1000 + millis)
+}
+
+#[test]
+fn maintenance_requests_hold_the_parsed_values() {
+    let new_year_2026 = at((56 * 365 + 14) * 86_400, 0);
+    let Ok(Statement::ExpireSnapshots(e)) = parse(
+        "CALL c.system.expire_snapshots('db.t', TIMESTAMP '2026-01-01 00:00:00', retain_last => 7)",
+    ) else {
+        panic!("expire_snapshots")
+    };
+    assert_eq!(
+        e,
+        ExpireSnapshotsRequest {
+            table: table(&["c", "db", "t"]),
+            older_than: Some(OlderThan::At(new_year_2026)),
+            retain_last: Some(7),
+        }
+    );
+    // The string form, the ISO `T` and a date alone are the same instant.
+    for form in [
+        "'2026-01-01 00:00:00'",
+        "TIMESTAMP '2026-01-01T00:00:00.000'",
+        "'2026-01-01'",
+    ] {
+        let Ok(Statement::ExpireSnapshots(e)) = parse(&format!(
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => {form})"
+        )) else {
+            panic!("{form}")
+        };
+        assert_eq!(e.older_than, Some(OlderThan::At(new_year_2026)), "{form}");
+    }
+    // A fraction is kept to the nanosecond (2025-06-30 12:34:56.789 UTC is 1751286896.789).
+    let Ok(Statement::RemoveOrphanFiles(r)) = parse(
+        "CALL c.system.remove_orphan_files(table => 'db.t', older_than => TIMESTAMP '2025-06-30 12:34:56.789', dry_run => true)",
+    ) else {
+        panic!("remove_orphan_files")
+    };
+    assert_eq!(
+        r,
+        RemoveOrphanFilesRequest {
+            table: table(&["c", "db", "t"]),
+            older_than: Some(OlderThan::At(at(1_751_286_896, 789))),
+            dry_run: Some(true),
+        }
+    );
+    assert!(r.is_dry_run());
+
+    // Left out: None in the request, Iceberg's defaults from the helpers.
+    let now = at(1_751_286_896, 0);
+    let Ok(Statement::ExpireSnapshots(e)) = parse("CALL system.expire_snapshots(table => 'db.t')")
+    else {
+        panic!()
+    };
+    assert_eq!((e.older_than, e.retain_last), (None, None));
+    assert_eq!(e.horizon(now), now - Duration::from_secs(5 * 86_400));
+    assert_eq!(e.retain_last_or_default(), 1);
+    assert_eq!(e.table, table(&["db", "t"]));
+    let Ok(Statement::RemoveOrphanFiles(r)) =
+        parse("CALL system.remove_orphan_files(table => 'db.t')")
+    else {
+        panic!()
+    };
+    assert_eq!((r.older_than, r.dry_run), (None, None));
+    assert_eq!(r.horizon(now), now - Duration::from_secs(3 * 86_400));
+    assert!(!r.is_dry_run());
+
+    // The seed's relative form: 30 days before the procedure runs.
+    let Ok(Statement::ExpireSnapshots(e)) = parse(
+        "CALL catalog.system.expire_snapshots('prod.spatial_assets', older_than => TIMESTAMPADD(DAY, -30, CURRENT_TIMESTAMP))",
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        e.older_than,
+        Some(OlderThan::BeforeNow(Duration::from_secs(30 * 86_400)))
+    );
+    assert_eq!(e.horizon(now), now - Duration::from_secs(30 * 86_400));
+    assert_eq!(e.table, table(&["catalog", "prod", "spatial_assets"]));
+}
+
+#[test]
+fn alter_table_holds_the_parsed_values() {
+    assert_eq!(
+        parse(
+            "ALTER TABLE db.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'n' = 8)"
+        ),
+        Ok(Statement::SetTblProperties {
+            table: table(&["db", "t"]),
+            properties: options(&[("write.delete.mode", "merge-on-read"), ("n", "8")]),
+        })
+    );
+    assert_eq!(
+        parse("ALTER TABLE db.t UNSET TBLPROPERTIES IF EXISTS ('b', 'a')"),
+        Ok(Statement::UnsetTblProperties {
+            table: table(&["db", "t"]),
+            keys: vec!["b".into(), "a".into()],
+            if_exists: true,
+        })
+    );
+    assert_eq!(
+        parse("ALTER TABLE t UNSET TBLPROPERTIES ('a')"),
+        Ok(Statement::UnsetTblProperties {
+            table: table(&["t"]),
+            keys: vec!["a".into()],
+            if_exists: false,
+        })
+    );
+}
+
 #[test]
 fn spatial_predicates_carry_window_wkb_bbox_and_srid() {
     let p = parse_condition(
@@ -394,8 +522,97 @@ fn errors_name_the_fix() {
             "in the `where` argument",
         ),
         (
-            "CALL c.system.expire_snapshots(table => 'db.t')",
-            "CALL c.system.expire_snapshots is not supported",
+            "CALL c.system.rewrite_manifests(table => 'db.t')",
+            "no procedure rewrite_manifests; the supported ones are rewrite_data_files, expire_snapshots, remove_orphan_files",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', retain => 1)",
+            "argument `retain`: expire_snapshots has no such argument; valid ones are table, older_than, retain_last",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', retain_last => 1, retain_last => 2)",
+            "argument `retain_last`: it is given twice",
+        ),
+        (
+            "CALL c.system.expire_snapshots('db.t', TIMESTAMP '2026-01-01', 1, 4)",
+            "argument `max_concurrent_deletes`: Iceberg's expire_snapshots has it but geoberg does not support it",
+        ),
+        (
+            "CALL c.system.rewrite_data_files('db.t', 'binpack', NULL, map(), 'a = 1', 6)",
+            "at most 5 arguments",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', retain_last => 0)",
+            "0 is not a snapshot count; give a whole number from 1",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', retain_last => '2')",
+            "is not a snapshot count",
+        ),
+        (
+            "CALL c.system.expire_snapshots(older_than => TIMESTAMP '2026-01-01')",
+            "the table argument is missing; add table => '<ns.table>'",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMP '2026-13-01 00:00:00')",
+            "'2026-13-01 00:00:00' is not a timestamp; write older_than => TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.fraction]' in UTC",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => 'yesterday')",
+            "'yesterday' is not a timestamp",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => 1767225600000)",
+            "expected a timestamp, found 1767225600000",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMPADD(DAY, 30, CURRENT_TIMESTAMP))",
+            "a count of 0 or less",
+        ),
+        (
+            "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMPADD(FORTNIGHT, -1, CURRENT_TIMESTAMP))",
+            "a unit among SECOND, MINUTE, HOUR, DAY, WEEK",
+        ),
+        (
+            "CALL c.system.remove_orphan_files(table => 'db.t', dry_run => 'yes')",
+            "argument `dry_run`: expected true or false, found 'yes'",
+        ),
+        (
+            "CALL c.system.remove_orphan_files(table => 'db.t', location => 's3://b/t')",
+            "argument `location`: Iceberg's remove_orphan_files has it but geoberg does not support it yet; geoberg lists the whole table location",
+        ),
+        (
+            "CALL c.system.remove_orphan_files(table => 'db.t', dry_run => true, dry_run => false)",
+            "argument `dry_run`: it is given twice",
+        ),
+        (
+            "CALL c.system.remove_orphan_files(table => 'db.t', older => 1)",
+            "valid ones are table, older_than, dry_run",
+        ),
+        (
+            "ALTER TABLE db.t SET TBLPROPERTIES ('a' = '1', 'a' = '2')",
+            "table property 'a': it is set twice",
+        ),
+        (
+            "ALTER TABLE db.t SET TBLPROPERTIES ()",
+            "expected a quoted string",
+        ),
+        ("ALTER TABLE db.t SET TBLPROPERTIES ('a')", "expected ="),
+        (
+            "ALTER TABLE db.t UNSET TBLPROPERTIES ('a', 'a')",
+            "table property 'a': it is unset twice",
+        ),
+        (
+            "ALTER TABLE db.t UNSET TBLPROPERTIES IF EXISTS ()",
+            "expected a quoted string",
+        ),
+        (
+            "ALTER TABLE db.t ADD COLUMN x int",
+            "ALTER TABLE ... ADD (geoberg alters table properties only",
+        ),
+        (
+            "ALTER TABLE db.t SET TBLPROPERTIES ('a' = '1') extra",
+            "after the end of the statement",
         ),
         ("CREATE TABLE t (id int, id string)", "declared twice"),
         ("CREATE TABLE t (id varchar2)", "not a supported type"),
@@ -453,7 +670,7 @@ fn errors_name_the_fix() {
         ("SELECT * FROM t GROUP BY a", "SELECT is not supported"),
         (
             "; SELECT 1",
-            "expected a statement keyword such as CREATE, CALL",
+            "expected a statement keyword such as CREATE, ALTER, CALL",
         ),
         ("SHOW TABLES", "SHOW TABLES is not supported"),
     ];

@@ -96,6 +96,19 @@ pub enum Error {
         /// Why, and the accepted values.
         reason: String,
     },
+    /// `UNSET TBLPROPERTIES` of a key the table does not have (without `IF EXISTS`).
+    #[error(
+        "table {table} has no property {key:?}, so it cannot be unset; its properties are: \
+         {available}. Check the key, or use UNSET TBLPROPERTIES IF EXISTS to skip missing keys"
+    )]
+    NoSuchProperty {
+        /// `namespace.table`.
+        table: String,
+        /// The key asked for.
+        key: String,
+        /// The table's property keys, comma-separated (`<none>` when it has none).
+        available: String,
+    },
     /// A batch's value of a derived partition column disagrees with the value derived from its
     /// geometry.
     #[error(

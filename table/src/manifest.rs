@@ -4,8 +4,6 @@
 //! status, counts and the raw bounds of a few columns, from many manifests at once (fetched
 //! concurrently, decoded in parallel).
 
-use std::collections::HashSet;
-
 use bytes::Bytes;
 use iceberg::spec::{
     FormatVersion, Manifest, ManifestEntryRef, ManifestFile, ManifestList, ManifestStatus,
@@ -151,14 +149,6 @@ pub(crate) fn read_entries_map<T: Send>(
         out.extend(part);
     }
     Ok(out)
-}
-
-/// Every file a set of manifests names, whatever the entry status.
-pub(crate) fn all_paths(storage: &Storage, manifests: &[ManifestFile]) -> Result<HashSet<String>> {
-    Ok(read_entries(storage, manifests, &[])?
-        .into_iter()
-        .map(|e| e.path)
-        .collect())
 }
 
 /// Decodes one manifest: the fast reader, or `iceberg`'s for codecs it does not implement.

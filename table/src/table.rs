@@ -145,6 +145,14 @@ impl Table {
 
     /// Metrics modes of the current schema's columns (`write.metadata.metrics.*`).
     pub fn metrics_config(&self) -> Result<MetricsConfig> {
+        self.metrics_config_with(self.metadata.properties())
+    }
+
+    /// The metrics modes the current schema's columns would have under `properties`.
+    pub(crate) fn metrics_config_with(
+        &self,
+        properties: &std::collections::HashMap<String, String>,
+    ) -> Result<MetricsConfig> {
         let md = &self.metadata;
         // Every primitive field, nested ones included, in field-id order: for a new table
         // that is Iceberg Java's order (top-level columns, then nested fields).
@@ -160,7 +168,7 @@ impl Table {
             .iter()
             .map(|f| f.source_id)
             .collect();
-        MetricsConfig::new(md.properties(), &columns, &sort_ids)
+        MetricsConfig::new(properties, &columns, &sort_ids)
     }
 
     /// Format version as the `crs` rules see it.

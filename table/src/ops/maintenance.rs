@@ -1,27 +1,80 @@
 //! Table maintenance: expire old snapshots (and delete the files only they referenced), list and
 //! remove orphan files (files under the table location that no metadata references).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::SystemTime;
 
 use iceberg::spec::{ManifestFile, TableMetadata, TableMetadataBuilder};
 
 use crate::error::{Error, Result};
-use crate::manifest::{all_paths, read_entries, read_manifest_list};
+use crate::manifest::{read_entries, read_manifest_list};
 use crate::snapshot::PendingCommit;
 use crate::storage::{Storage, parse_location};
 use crate::table::Table;
 
-/// What [`Table::expire_snapshots`] removed.
+/// What [`Table::expire_snapshots`] removed. The counts are the result columns of Iceberg's
+/// `expire_snapshots` procedure; each counts files actually deleted (a failed delete is in
+/// [`ExpireReport::undeleted_files`] instead).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExpireReport {
     /// Ids of the snapshots removed from the metadata.
     pub expired_snapshots: Vec<i64>,
-    /// Files deleted: data files, manifests and manifest lists no remaining snapshot references.
+    /// Files deleted: data and delete files, statistics files, manifests and manifest lists
+    /// that no remaining snapshot references.
     pub deleted_files: Vec<String>,
     /// Unreferenced files whose deletion failed, with the error. They are orphans now:
     /// [`Table::remove_orphan_files`] removes them later.
     pub undeleted_files: Vec<(String, String)>,
+    /// Data files deleted.
+    pub deleted_data_files_count: u64,
+    /// Position delete files deleted (v2 position delete files and v3 deletion-vector Puffin
+    /// files, each file once however many vectors it holds).
+    pub deleted_position_delete_files_count: u64,
+    /// Equality delete files deleted.
+    pub deleted_equality_delete_files_count: u64,
+    /// Manifests deleted.
+    pub deleted_manifest_files_count: u64,
+    /// Manifest lists deleted.
+    pub deleted_manifest_lists_count: u64,
+    /// Statistics files (table and partition statistics) of expired snapshots deleted.
+    pub deleted_statistics_files_count: u64,
+}
+
+/// What kind of file an expiry deletes, for [`ExpireReport`]'s counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Doomed {
+    Data,
+    PositionDeletes,
+    EqualityDeletes,
+    Statistics,
+    Manifest,
+    ManifestList,
+}
+
+impl Doomed {
+    /// The kind of a manifest entry's file, by its `content` (0 data, 1 position deletes,
+    /// 2 equality deletes).
+    fn of_content(content: i32) -> Doomed {
+        match content {
+            1 => Doomed::PositionDeletes,
+            2 => Doomed::EqualityDeletes,
+            _ => Doomed::Data,
+        }
+    }
+}
+
+impl ExpireReport {
+    fn count(&mut self, kind: Doomed) {
+        let counter = match kind {
+            Doomed::Data => &mut self.deleted_data_files_count,
+            Doomed::PositionDeletes => &mut self.deleted_position_delete_files_count,
+            Doomed::EqualityDeletes => &mut self.deleted_equality_delete_files_count,
+            Doomed::Statistics => &mut self.deleted_statistics_files_count,
+            Doomed::Manifest => &mut self.deleted_manifest_files_count,
+            Doomed::ManifestList => &mut self.deleted_manifest_lists_count,
+        };
+        *counter += 1;
+    }
 }
 
 impl Table {
@@ -83,32 +136,68 @@ impl Table {
         // A DELETED entry (the REPLACE of a rewrite) does not keep its file alive.
         let storage = self.storage();
         let kept_files = live_paths(storage, &kept_manifests)?;
-        let mut doomed: Vec<String> = all_paths(storage, &existing(storage, dropped_manifests))?
-            .into_iter()
-            .filter(|p| !kept_files.contains(p))
+        let content_files: BTreeMap<String, Doomed> =
+            read_entries(storage, &existing(storage, dropped_manifests), &[])?
+                .into_iter()
+                .filter(|e| !kept_files.contains(&e.path))
+                .map(|e| (e.path, Doomed::of_content(e.content)))
+                .collect();
+        // Statistics files of the expired snapshots go with them (Java drops their entries from
+        // the metadata too), unless a remaining snapshot's entry names the same file.
+        let is_expired = |id: i64| expired.binary_search(&id).is_ok();
+        let statistics: Vec<(i64, &str)> = metadata
+            .statistics_iter()
+            .map(|s| (s.snapshot_id, s.statistics_path.as_str()))
+            .chain(
+                metadata
+                    .partition_statistics_iter()
+                    .map(|s| (s.snapshot_id, s.statistics_path.as_str())),
+            )
             .collect();
-        doomed.sort();
-        // Data files first, manifest lists last: a cleanup cut short leaves only unreferenced
-        // files behind, which the orphan listing finds.
-        doomed.extend(manifest_paths);
-        doomed.extend(expired_lists);
+        let kept_statistics: HashSet<&str> = statistics
+            .iter()
+            .filter(|(id, _)| !is_expired(*id))
+            .map(|(_, p)| *p)
+            .collect();
+        let statistics_files: BTreeSet<String> = statistics
+            .iter()
+            .filter(|(id, p)| is_expired(*id) && !kept_statistics.contains(p))
+            .map(|(_, p)| (*p).to_string())
+            .collect();
+        // Data and delete files first, manifest lists last: a cleanup cut short leaves only
+        // unreferenced files behind, which the orphan listing finds.
+        let mut doomed: Vec<(String, Doomed)> = content_files.into_iter().collect();
+        doomed.extend(
+            statistics_files
+                .into_iter()
+                .map(|p| (p, Doomed::Statistics)),
+        );
+        doomed.extend(manifest_paths.into_iter().map(|p| (p, Doomed::Manifest)));
+        doomed.extend(expired_lists.into_iter().map(|p| (p, Doomed::ManifestList)));
 
-        let next = TableMetadataBuilder::new_from_metadata(
+        let mut builder = TableMetadataBuilder::new_from_metadata(
             metadata.clone(),
             Some(self.metadata_location().to_owned()),
         )
-        .remove_snapshots(&expired)
-        .build()?
-        .metadata;
+        .remove_snapshots(&expired);
+        for id in &expired {
+            builder = builder
+                .remove_statistics(*id)
+                .remove_partition_statistics(*id);
+        }
+        let next = builder.build()?.metadata;
         let table = PendingCommit::stage(self, next)?.commit()?;
 
         let mut report = ExpireReport {
             expired_snapshots: expired,
             ..ExpireReport::default()
         };
-        for location in doomed {
+        for (location, kind) in doomed {
             match storage.delete(&location) {
-                Ok(()) => report.deleted_files.push(location),
+                Ok(()) => {
+                    report.count(kind);
+                    report.deleted_files.push(location);
+                }
                 Err(e) => report.undeleted_files.push((location, e.to_string())),
             }
         }
