@@ -11,7 +11,8 @@ use crate::error::Result;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Route {
     /// A geoberg table operation, parsed: `CREATE SPATIAL INDEX`, `CALL ...
-    /// rewrite_data_files`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
+    /// rewrite_data_files` / `expire_snapshots` / `remove_orphan_files`, `ALTER TABLE ... SET` /
+    /// `UNSET TBLPROPERTIES`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
     /// `CREATE TABLE` with a column list (Spark's form: `USING iceberg`, `PARTITIONED BY`,
     /// `TBLPROPERTIES`).
     Geoberg(Box<Statement>),
@@ -21,9 +22,10 @@ pub enum Route {
 }
 
 /// Words that start a statement only geoberg runs: their parse errors are geoberg's.
-const GEOBERG_ONLY: [&[&str]; 5] = [
+const GEOBERG_ONLY: [&[&str]; 6] = [
     &["CREATE", "SPATIAL", "INDEX"],
     &["CALL"],
+    &["ALTER", "TABLE"],
     &["SHOW", "CREATE", "TABLE"],
     &["SHOW", "TBLPROPERTIES"],
     &["DESCRIBE"],
@@ -129,6 +131,12 @@ mod tests {
         // A malformed geoberg statement is geoberg's error, not the engine's.
         let err = route("CREATE SPATIAL INDEX FOR db.t USING zorder(geom)").unwrap_err();
         assert!(err.to_string().to_lowercase().contains("hilbert"), "{err}");
+        let r = route("ALTER TABLE db.t SET TBLPROPERTIES ('owner' = 'gis')").unwrap();
+        assert!(
+            matches!(r, Route::Geoberg(ref s) if matches!(**s, Statement::SetTblProperties { .. })),
+            "{r:?}"
+        );
+        assert!(route("ALTER TABLE db.t ADD COLUMN x int").is_err());
     }
 
     #[test]

@@ -59,17 +59,92 @@ pub(crate) fn run(
                     report.removed_delete_files_count,
                 ),
             ];
-            let schema = Schema::new(
-                counts
-                    .iter()
-                    .map(|(name, _)| Field::new(*name, ArrowType::UInt64, false))
-                    .collect::<Vec<_>>(),
-            );
-            let columns = counts
-                .iter()
-                .map(|(_, v)| Arc::new(UInt64Array::from(vec![*v])) as _)
-                .collect();
-            Ok(vec![RecordBatch::try_new(Arc::new(schema), columns)?])
+            one_row_of_counts(&counts)
+        }
+        Statement::SetTblProperties { table, properties } => {
+            let table = load(catalog, catalog_name, table)?;
+            table.set_properties(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+            notices.push(format!(
+                "set {} table properties on {}",
+                properties.len(),
+                table.ident()
+            ));
+            Ok(Vec::new())
+        }
+        Statement::UnsetTblProperties {
+            table,
+            keys,
+            if_exists,
+        } => {
+            let table = load(catalog, catalog_name, table)?;
+            table.unset_properties(keys.iter().map(String::as_str), *if_exists)?;
+            notices.push(format!(
+                "unset {} table properties on {}",
+                keys.len(),
+                table.ident()
+            ));
+            Ok(Vec::new())
+        }
+        Statement::ExpireSnapshots(request) => {
+            let table = load(catalog, catalog_name, &request.table)?;
+            let horizon = request.horizon(std::time::SystemTime::now());
+            let (_, report) =
+                table.expire_snapshots(horizon, request.retain_last_or_default() as usize)?;
+            notices.push(format!(
+                "expired {} snapshots of {}, deleted {} files{}",
+                report.expired_snapshots.len(),
+                table.ident(),
+                report.deleted_files.len(),
+                match report.undeleted_files.len() {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} could not be deleted (remove_orphan_files removes them later)"
+                    ),
+                }
+            ));
+            // Iceberg's result columns.
+            let counts = [
+                ("deleted_data_files_count", report.deleted_data_files_count),
+                (
+                    "deleted_position_delete_files_count",
+                    report.deleted_position_delete_files_count,
+                ),
+                (
+                    "deleted_equality_delete_files_count",
+                    report.deleted_equality_delete_files_count,
+                ),
+                (
+                    "deleted_manifest_files_count",
+                    report.deleted_manifest_files_count,
+                ),
+                (
+                    "deleted_manifest_lists_count",
+                    report.deleted_manifest_lists_count,
+                ),
+                (
+                    "deleted_statistics_files_count",
+                    report.deleted_statistics_files_count,
+                ),
+            ];
+            one_row_of_counts(&counts)
+        }
+        Statement::RemoveOrphanFiles(request) => {
+            let table = load(catalog, catalog_name, &request.table)?;
+            let horizon = request.horizon(std::time::SystemTime::now());
+            let orphans = match request.is_dry_run() {
+                true => table.orphan_files(horizon)?,
+                false => table.remove_orphan_files(horizon)?,
+            };
+            notices.push(format!(
+                "{} {} orphan files of {}",
+                match request.is_dry_run() {
+                    true => "found (dry run)",
+                    false => "removed",
+                },
+                orphans.len(),
+                table.ident()
+            ));
+            strings(&[("orphan_file_location", orphans)])
         }
         Statement::ShowCreateTable(name) => {
             let table = load(catalog, catalog_name, name)?;
@@ -134,6 +209,21 @@ pub(crate) fn run(
             )?])
         }
     }
+}
+
+/// One row of named counts (a procedure's result).
+fn one_row_of_counts(counts: &[(&str, u64)]) -> Result<Vec<RecordBatch>> {
+    let schema = Schema::new(
+        counts
+            .iter()
+            .map(|(name, _)| Field::new(*name, ArrowType::UInt64, false))
+            .collect::<Vec<_>>(),
+    );
+    let columns = counts
+        .iter()
+        .map(|(_, v)| Arc::new(UInt64Array::from(vec![*v])) as _)
+        .collect();
+    Ok(vec![RecordBatch::try_new(Arc::new(schema), columns)?])
 }
 
 /// One batch of string columns.

@@ -348,3 +348,128 @@ fn insert_leaves_derived_columns_to_the_table() {
         .unwrap();
     assert_eq!(scalar_i64(&n), 1);
 }
+
+/// Seed 001/002's maintenance steps as statements: properties changed and removed, snapshots
+/// expired with Iceberg's result columns, orphan files listed (dry run) and removed. The
+/// oracle is the warehouse directory itself: which files exist before and after.
+#[test]
+fn properties_and_maintenance_procedures_change_the_table_as_iceberg_does() {
+    use arrow::array::{AsArray, UInt64Array};
+
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql(
+        "CREATE TABLE db.m (id bigint, geom geometry(4326)) \
+         TBLPROPERTIES ('format-version' = '3')",
+    )
+    .unwrap();
+    for id in 1..=3 {
+        s.sql(&format!(
+            "INSERT INTO db.m VALUES ({id}, ST_SetSRID(ST_Point({id}, {id}), 4326))"
+        ))
+        .unwrap();
+    }
+
+    s.sql("ALTER TABLE db.m SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'owner' = 'gis')")
+        .unwrap();
+    let props = pretty_format(&s.sql("SHOW TBLPROPERTIES db.m").unwrap()).unwrap();
+    assert!(
+        props.contains("write.delete.mode") && props.contains("merge-on-read"),
+        "{props}"
+    );
+    let out = s.execute("DELETE FROM db.m WHERE id = 1").unwrap();
+    assert!(
+        out[0].notices[0].contains("merge-on-read"),
+        "{:?}",
+        out[0].notices
+    );
+    s.sql("ALTER TABLE db.m UNSET TBLPROPERTIES ('owner')")
+        .unwrap();
+    let err = s
+        .sql("ALTER TABLE db.m UNSET TBLPROPERTIES ('owner')")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("owner") && err.contains("IF EXISTS"), "{err}");
+    s.sql("ALTER TABLE db.m UNSET TBLPROPERTIES IF EXISTS ('owner')")
+        .unwrap();
+    let err = s
+        .sql("ALTER TABLE db.m SET TBLPROPERTIES ('write.delete.mode' = 'sometimes')")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("sometimes") && err.contains("merge-on-read"),
+        "{err}"
+    );
+    // A malformed ALTER is geoberg's error, not the engine's.
+    let err = s.sql("ALTER TABLE db.m SET TBLPROPERTIES").unwrap_err();
+    assert!(matches!(err, Error::Sql(_)), "{err:?}");
+
+    let table_dir = w
+        .catalog
+        .warehouse()
+        .trim_start_matches("file://")
+        .to_string()
+        + "/db/m";
+    let files = |sub: &str| -> usize {
+        std::fs::read_dir(format!("{table_dir}/{sub}"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let metadata_before = files("metadata");
+    // Every snapshot but the current one is older than a horizon in the future.
+    let expired = s
+        .sql(
+            "CALL geoberg.system.expire_snapshots(table => 'db.m', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
+        )
+        .unwrap();
+    let count = |name: &str| {
+        expired[0]
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap()
+            .value(0)
+    };
+    // Four snapshots (three inserts, the delete) expire to one: three manifest lists go; the
+    // inserts' manifests stay (the current snapshot lists their files), no data file is gone.
+    assert_eq!(count("deleted_manifest_lists_count"), 3);
+    assert_eq!(count("deleted_data_files_count"), 0);
+    assert!(files("metadata") < metadata_before, "nothing was deleted");
+    let rows = s.sql("SELECT id FROM db.m ORDER BY id").unwrap();
+    assert_eq!(ids(&rows), [2, 3]);
+
+    let stray = format!("{table_dir}/data/stray.parquet");
+    std::fs::write(&stray, b"not referenced").unwrap();
+    let listed = s
+        .sql(
+            "CALL geoberg.system.remove_orphan_files(table => 'db.m', \
+             older_than => TIMESTAMP '2999-01-01 00:00:00', dry_run => true)",
+        )
+        .unwrap();
+    let listed: Vec<String> = listed
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_string::<i32>()
+                .iter()
+                .map(|v| v.unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(listed[0].ends_with("stray.parquet"), "{listed:?}");
+    assert!(
+        std::path::Path::new(&stray).exists(),
+        "a dry run deletes nothing"
+    );
+    s.sql(
+        "CALL geoberg.system.remove_orphan_files(table => 'db.m', \
+         older_than => TIMESTAMP '2999-01-01 00:00:00')",
+    )
+    .unwrap();
+    assert!(!std::path::Path::new(&stray).exists());
+    let rows = s.sql("SELECT id FROM db.m ORDER BY id").unwrap();
+    assert_eq!(ids(&rows), [2, 3]);
+}
