@@ -7,65 +7,22 @@
 //! .ci/install-servers`); `GEOBERG_BENCH_ROWS` (default 2,000,000), `GEOBERG_BENCH_COMMITS`
 //! (appends, default 64) and `GEOBERG_BENCH_RUNS` (timed runs of the plan and scan, median).
 
+mod points;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arrow_array::{BinaryArray, Int64Array, RecordBatch};
-use arrow_schema::{DataType as ArrowType, Field, Schema};
+use arrow_array::RecordBatch;
 use geoberg_table::{
     BBox, Catalog, Column, CreateTable, DataType, SqliteCatalog, Storage, Table, TableIdent,
 };
 use geoberg_testkit::{S3FaultProxy, S3Server};
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Deterministic uniform points over lon [-180, 180) x lat [-85, 85) (SplitMix64).
-fn point(i: u64) -> (f64, f64) {
-    let mut z = i.wrapping_add(0x5EED).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    let a = (z >> 32) as f64 / u32::MAX as f64;
-    let b = (z & 0xFFFF_FFFF) as f64 / u32::MAX as f64;
-    (-180.0 + 360.0 * a, -85.0 + 170.0 * b)
-}
-
-fn wkb(x: f64, y: f64) -> Vec<u8> {
-    [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
-}
-
 fn batches(rows: usize, commits: usize) -> Vec<RecordBatch> {
-    let mut srid = std::collections::HashMap::new();
-    srid.insert("srid".to_string(), "4326".to_string());
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", ArrowType::Int64, false),
-        Field::new("g", ArrowType::Binary, true).with_metadata(srid),
-    ]));
     let per = rows.div_ceil(commits);
     (0..rows)
         .step_by(per)
-        .map(|start| {
-            let end = rows.min(start + per);
-            let values: Vec<Vec<u8>> = (start..end)
-                .map(|i| {
-                    let (x, y) = point(i as u64);
-                    wkb(x, y)
-                })
-                .collect();
-            RecordBatch::try_new(
-                schema.clone(),
-                vec![
-                    Arc::new(Int64Array::from_iter_values(start as i64..end as i64)),
-                    Arc::new(BinaryArray::from_iter_values(values.iter())),
-                ],
-            )
-            .unwrap()
-        })
+        .map(|start| points::batch(start..rows.min(start + per), "g"))
         .collect()
 }
 
@@ -174,9 +131,9 @@ fn ranged_bytes(range: &str) -> u64 {
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.
-    let rows = env("GEOBERG_BENCH_ROWS", 2_000_000);
-    let commits = env("GEOBERG_BENCH_COMMITS", 64);
-    let runs = env("GEOBERG_BENCH_RUNS", 5);
+    let rows = points::env("GEOBERG_BENCH_ROWS", 2_000_000);
+    let commits = points::env("GEOBERG_BENCH_COMMITS", 64);
+    let runs = points::env("GEOBERG_BENCH_RUNS", 5);
     let input = batches(rows, commits);
     // 36 x 17 degrees: 1% of the data's extent.
     let window = BBox::new(10.0, 20.0, 46.0, 37.0);

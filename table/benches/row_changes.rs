@@ -7,39 +7,18 @@
 //! change is timed on a fresh copy of the same table version (a change commits; the next run
 //! starts from the version before it).
 
+mod points;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch};
-use arrow_schema::{DataType as ArrowType, Field, Schema};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use geoberg_table::{
     BBox, Catalog, Column, CreateTable, DataType, RowChangeMode, RowDeltaReport, RowFilter,
     SqliteCatalog, Table, TableIdent,
 };
 
 const BATCH: usize = 100_000;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Deterministic uniform points over lon [-180, 180) x lat [-85, 85) (SplitMix64).
-fn point(i: u64) -> (f64, f64) {
-    let mut z = i.wrapping_add(0x5EED).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    let a = (z >> 32) as f64 / u32::MAX as f64;
-    let b = (z & 0xFFFF_FFFF) as f64 / u32::MAX as f64;
-    (-180.0 + 360.0 * a, -85.0 + 170.0 * b)
-}
-
-fn wkb(x: f64, y: f64) -> Vec<u8> {
-    [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
-}
 
 /// A format-version 3 table of `rows` points appended in batches, then Hilbert-clustered
 /// into 64 files.
@@ -51,28 +30,8 @@ fn build(catalog: Arc<dyn Catalog>, rows: usize) -> Table {
     .property("format-version", "3")
     .create(catalog, &TableIdent::new("bench", "points").unwrap())
     .unwrap();
-    let mut srid = std::collections::HashMap::new();
-    srid.insert("srid".to_string(), "4326".to_string());
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", ArrowType::Int64, false),
-        Field::new("g", ArrowType::Binary, true).with_metadata(srid),
-    ]));
     for start in (0..rows).step_by(BATCH) {
-        let end = rows.min(start + BATCH);
-        let values: Vec<Vec<u8>> = (start..end)
-            .map(|i| {
-                let (x, y) = point(i as u64);
-                wkb(x, y)
-            })
-            .collect();
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(Int64Array::from_iter_values(start as i64..end as i64)),
-                Arc::new(BinaryArray::from_iter_values(values.iter())),
-            ],
-        )
-        .unwrap();
+        let batch = points::batch(start..rows.min(start + BATCH), "g");
         table = table.append(&[batch]).unwrap().0;
     }
     table
@@ -154,8 +113,8 @@ fn window_filter(w: BBox) -> RowFilter {
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.
-    let rows = env("GEOBERG_BENCH_ROWS", 4_000_000);
-    let runs = env("GEOBERG_BENCH_RUNS", 5);
+    let rows = points::env("GEOBERG_BENCH_ROWS", 4_000_000);
+    let runs = points::env("GEOBERG_BENCH_RUNS", 5);
     let dir = tempfile::tempdir().unwrap();
     let catalog = Arc::new(
         SqliteCatalog::open(dir.path().join("c.db"), "bench", dir.path().join("wh")).unwrap(),
