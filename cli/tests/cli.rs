@@ -426,8 +426,18 @@ fn import_applies_the_srid_rules() {
 /// is refused naming its encoding. (Every file is covered by `geoberg-table`'s realdata test.)
 #[test]
 fn import_reads_files_other_tools_wrote() {
-    let realdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/realdata");
-    assert!(realdata.is_dir(), "{} is missing", realdata.display());
+    // As the table and geostats realdata tests: `GEOBERG_REALDATA`, or the shared folder next
+    // to the checkout.
+    let realdata = std::env::var_os("GEOBERG_REALDATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/realdata")
+        });
+    assert!(
+        realdata.is_dir(),
+        "{} is missing: set GEOBERG_REALDATA to the shared/realdata folder",
+        realdata.display()
+    );
     let env = Env::new();
     let srid = realdata.join("parquet-testing/crs-srid.parquet");
     let srid = srid.to_str().unwrap();

@@ -65,7 +65,7 @@ enum Op {
 #[test]
 fn every_fault_at_every_request_leaves_the_table_whole() {
     let s3 = S3Server::shared();
-    // Every fault at every request is the full sweep (GEOBERG_FULL_FAULT_SWEEP=1, about 8
+    // Every fault at every request is the full sweep (GEOBERG_FULL_FAULT_SWEEP=1, a few
     // minutes). By default the faults the client retries alike (503, SlowDown) and the slow
     // one (a held reply) are tried at the first requests of each method only; the faults that
     // can leave an object half-written or written-but-unacknowledged at every request.

@@ -230,6 +230,9 @@ fn accept_loop(listener: TcpListener, state: Arc<State>) {
             return;
         }
         let Ok(client) = client else { continue };
+        // Without TCP_NODELAY, a reply written as head then body waits out the peer's delayed
+        // ACK: about 40 ms a request.
+        let _ = client.set_nodelay(true);
         if let Ok(c) = client.try_clone() {
             lock(&state.clients).push(c);
         }
@@ -333,6 +336,7 @@ fn serve(client: TcpStream, state: &State) -> io::Result<()> {
 
 fn forward(upstream: SocketAddr, req: &Request) -> io::Result<Response> {
     let mut server = TcpStream::connect(upstream)?;
+    server.set_nodelay(true)?;
     server.set_read_timeout(Some(Duration::from_secs(120)))?;
     req.write_to(&mut server)?;
     read_response(&mut BufReader::new(server), &req.method)
