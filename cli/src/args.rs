@@ -57,8 +57,9 @@ pub enum Command {
     /// and draw the file layout before and after.
     Demo(DemoArgs),
     /// Run SQL: queries, EXPLAIN [ANALYZE], INSERT, CREATE TABLE [AS SELECT], DELETE, UPDATE and
-    /// MERGE INTO through SedonaDB / DataFusion; CREATE SPATIAL INDEX, CALL rewrite_data_files,
-    /// SHOW CREATE TABLE, SHOW TBLPROPERTIES and DESCRIBE by geoberg.
+    /// MERGE INTO through SedonaDB / DataFusion; CREATE SPATIAL INDEX, CALL rewrite_data_files /
+    /// expire_snapshots / remove_orphan_files, ALTER TABLE SET / UNSET TBLPROPERTIES, SHOW
+    /// CREATE TABLE, SHOW TBLPROPERTIES and DESCRIBE by geoberg.
     Sql(SqlArgs),
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
     /// WKB) into a table, created from the file's schema if missing; one commit.

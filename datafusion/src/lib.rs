@@ -40,7 +40,8 @@
 //! From async code, [`Session`] has the same methods, async; [`sedona_context`] gives the
 //! SedonaDB context itself for the DataFrame API.
 //!
-//! How a statement runs: [`route`] sends `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`,
+//! How a statement runs: [`route`] sends `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`
+//! / `expire_snapshots` / `remove_orphan_files`, `ALTER TABLE ... SET` / `UNSET TBLPROPERTIES`,
 //! `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE TABLE` (with
 //! `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries, `EXPLAIN
 //! [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `DROP TABLE`, `CREATE SCHEMA` and `SET`
@@ -67,9 +68,10 @@
 //! bounds, which the table crate computes on the sphere; the kernels then decide every row read.
 //!
 //! What is not there yet: geography row groups are not pruned (the Parquet geo statistics of
-//! files other writers wrote bound the vertices only); comparisons on timestamp columns prune only row groups (DataFusion's statistics), not files; an
-//! `INSERT` holds its rows in memory until its one commit; a spatial join is a nested-loop
-//! join (SedonaDB's spatial join needs GEOS).
+//! files other writers wrote bound the vertices only); comparisons on timestamp columns prune
+//! only row groups (DataFusion's statistics), not files; an `INSERT` holds its rows in memory
+//! until its one commit; a spatial join is a nested-loop join (SedonaDB's spatial join needs
+//! GEOS).
 //!
 //! Constant geometries in spatial predicates may omit their CRS: `ST_Intersects(geom,
 //! ST_GeomFromText('POLYGON (...)'))` against a `geometry(4326)` column takes the polygon in
