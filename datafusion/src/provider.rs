@@ -73,13 +73,7 @@ impl TableProvider for GeobergTableProvider {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| match PushedFilters::usable(f, &self.columns) {
-                true => TableProviderFilterPushDown::Inexact,
-                false => TableProviderFilterPushDown::Unsupported,
-            })
-            .collect())
+        Ok(PushedFilters::support(filters, &self.columns))
     }
 
     async fn scan(

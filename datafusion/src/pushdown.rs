@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use datafusion::common::ScalarValue;
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
 use geoberg_geostats::BBox;
 use geoberg_pruning::{Predicate as PruningPredicate, SpatialFilter};
 use geoberg_sql::{CompareOp, Literal, Predicate};
@@ -349,6 +349,18 @@ impl PushedFilters {
     /// Whether the scan can prune anything with `filter`.
     pub fn usable(filter: &Expr, columns: &TableColumns) -> bool {
         !columns.spatial(filter).is_anything() || implied(filter, columns).is_some()
+    }
+
+    /// What a geoberg scan tells DataFusion of each filter: `Inexact` where it prunes with it
+    /// (DataFusion still applies the filter to every row read), `Unsupported` otherwise.
+    pub fn support(filters: &[&Expr], columns: &TableColumns) -> Vec<TableProviderFilterPushDown> {
+        filters
+            .iter()
+            .map(|f| match Self::usable(f, columns) {
+                true => TableProviderFilterPushDown::Inexact,
+                false => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect()
     }
 }
 

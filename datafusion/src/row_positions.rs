@@ -97,14 +97,7 @@ impl TableProvider for RowPositionsProvider {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        // The filters only choose files here; DataFusion still applies them to every row.
-        Ok(filters
-            .iter()
-            .map(|f| match PushedFilters::usable(f, &self.columns) {
-                true => TableProviderFilterPushDown::Inexact,
-                false => TableProviderFilterPushDown::Unsupported,
-            })
-            .collect())
+        Ok(PushedFilters::support(filters, &self.columns))
     }
 
     async fn scan(

@@ -92,6 +92,25 @@ pub fn connect_catalog(
     ))
 }
 
+/// The tables of the JDBC / pyiceberg SQL catalog, as both SQL catalogs create them.
+pub(crate) const SQL_CATALOG_DDL: &str = "
+CREATE TABLE IF NOT EXISTS iceberg_tables (
+    catalog_name VARCHAR(255) NOT NULL,
+    table_namespace VARCHAR(255) NOT NULL,
+    table_name VARCHAR(255) NOT NULL,
+    metadata_location VARCHAR(1000),
+    previous_metadata_location VARCHAR(1000),
+    iceberg_type VARCHAR(5),
+    PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+    catalog_name VARCHAR(255) NOT NULL,
+    namespace VARCHAR(255) NOT NULL,
+    property_key VARCHAR(255) NOT NULL,
+    property_value VARCHAR(1000) NOT NULL,
+    PRIMARY KEY (catalog_name, namespace, property_key)
+);";
+
 /// Default location of a new table: `<warehouse>/<ns levels>/<table>`.
 pub(crate) fn default_table_location(warehouse: &str, table: &TableIdent) -> String {
     let mut location = warehouse.trim_end_matches('/').to_string();

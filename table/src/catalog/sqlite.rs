@@ -7,28 +7,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Catalog, conflict, validate_warehouse};
+use super::{Catalog, SQL_CATALOG_DDL as DDL, conflict, validate_warehouse};
 use crate::error::{Error, Result};
 use crate::ident::{TableIdent, parse_namespace};
 use crate::storage::Storage;
-
-const DDL: &str = "
-CREATE TABLE IF NOT EXISTS iceberg_tables (
-    catalog_name VARCHAR(255) NOT NULL,
-    table_namespace VARCHAR(255) NOT NULL,
-    table_name VARCHAR(255) NOT NULL,
-    metadata_location VARCHAR(1000),
-    previous_metadata_location VARCHAR(1000),
-    iceberg_type VARCHAR(5),
-    PRIMARY KEY (catalog_name, table_namespace, table_name)
-);
-CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
-    catalog_name VARCHAR(255) NOT NULL,
-    namespace VARCHAR(255) NOT NULL,
-    property_key VARCHAR(255) NOT NULL,
-    property_value VARCHAR(1000) NOT NULL,
-    PRIMARY KEY (catalog_name, namespace, property_key)
-);";
 
 /// Rows of other catalog types (views) are invisible, as in the other implementations.
 const TABLE_ROWS: &str = "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)";
