@@ -154,6 +154,29 @@ pub enum RewriteError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A column named in the sort order is missing from an input file.
+    #[error(
+        "input file '{path}' has no column '{column}' named in the sort order; sort by columns \
+         of the table"
+    )]
+    MissingSortColumn {
+        /// Input file.
+        path: String,
+        /// The column.
+        column: String,
+    },
+    /// A sort order column whose type has no order geoberg can sort or z-order by.
+    #[error(
+        "column '{column}' of type {data_type} cannot be sorted or z-ordered; use numbers, \
+         strings, binary, booleans, dates or timestamps (and hilbert(...) or zorder(...) for a \
+         geometry column)"
+    )]
+    UnsortableColumn {
+        /// The column.
+        column: String,
+        /// Its Arrow type.
+        data_type: String,
+    },
     /// The plan refers to something that is not in it (a hand-edited or truncated plan).
     #[error("invalid rewrite plan: {0}")]
     InvalidPlan(String),

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
+use crate::row_order::{BoundOrder, RowOrder};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
 use crate::storage::RewriteStorage;
@@ -221,7 +222,7 @@ fn class_index(c: RowClass) -> usize {
 
 const KEY_COLUMN: &str = "__geoberg_hilbert_key";
 /// Bits of the row ordinal in the tie-break sequence (input ordinal in the bits above).
-const ROW_BITS: u32 = 40;
+pub(crate) const ROW_BITS: u32 = 40;
 
 fn run_partition(
     plan: &RewritePlan,
@@ -390,6 +391,8 @@ fn run_partition(
                 column,
                 path,
                 plan.keys_geography(),
+                &plan.order,
+                &plan.geography_columns,
             )?;
             row += n;
         }
@@ -450,6 +453,21 @@ fn run_partition(
     Ok((files, router.spilled_bytes(), router.peak_buffered_bytes()))
 }
 
+/// The keys of a batch's rows: Hilbert keys with their boxes, or another order's prefix keys.
+enum RowKeys {
+    Hilbert(crate::keys::KeyedRows),
+    Prefix(Vec<u64>),
+}
+
+impl RowKeys {
+    fn keys(&self) -> &[u64] {
+        match self {
+            RowKeys::Hilbert(k) => &k.keys,
+            RowKeys::Prefix(k) => k,
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn route_batch(
     batch: &RecordBatch,
@@ -464,20 +482,37 @@ fn route_batch(
     column: &str,
     path: &str,
     sphere: bool,
+    order: &RowOrder,
+    geography: &[String],
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
-    let keyed = key_rows(
-        batch.column(geometry_index).as_ref(),
-        curve,
-        column,
-        path,
-        row0,
-        sphere,
-    )?;
+    let keyed = if order.is_hilbert() {
+        RowKeys::Hilbert(key_rows(
+            batch.column(geometry_index).as_ref(),
+            curve,
+            column,
+            path,
+            row0,
+            sphere,
+        )?)
+    } else {
+        let bound = BoundOrder::bind(order, &batch.schema(), geography, path)?;
+        RowKeys::Prefix(bound.prefix_keys(batch, false, input, row0)?)
+    };
     let n_slots = routing.slots.len();
     let mut slot_of = vec![u32::MAX; n];
     let mut counts = vec![0u32; n_slots + 1];
     for (i, s) in slot_of.iter_mut().enumerate() {
+        let keyed = match &keyed {
+            RowKeys::Hilbert(k) => k,
+            RowKeys::Prefix(keys) => {
+                if let Some(slot) = routing.slot(RowClass::Regular, keys[i]) {
+                    *s = slot as u32;
+                    counts[slot] += 1;
+                }
+                continue;
+            }
+        };
         let class = if !keyed.is_located(i) {
             RowClass::Empty
         } else if let Some(rule) = oversize {
@@ -508,6 +543,7 @@ fn route_batch(
             fill[s as usize] += 1;
         }
     }
+    let keys = keyed.keys();
     let seq = (input << ROW_BITS) | row0;
     for s in 0..n_slots {
         let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
@@ -517,12 +553,12 @@ fn route_batch(
         // Rows of a piece in key order (stable: equal keys keep row order), so that writing
         // reads each piece front to back instead of gathering at random.
         let rows = &mut order[a..b];
-        rows.sort_by_key(|&r| keyed.keys[r as usize]);
+        rows.sort_by_key(|&r| keys[r as usize]);
         let rows = &*rows;
         let idx = UInt32Array::from(rows.to_vec());
         let picked =
             take_record_batch(batch, &idx).map_err(|e| RewriteError::arrow("routing rows", e))?;
-        let keys = UInt64Array::from_iter_values(rows.iter().map(|&r| keyed.keys[r as usize]));
+        let keys = UInt64Array::from_iter_values(rows.iter().map(|&r| keys[r as usize]));
         let mut columns = picked.columns().to_vec();
         columns.push(Arc::new(keys));
         let batch = RecordBatch::try_new(routed_schema.clone(), columns)
@@ -543,6 +579,16 @@ fn write_task(
 ) -> Result<Vec<OutputFile>, RewriteError> {
     let t = &plan.tasks[task];
     let partition = &plan.partitions[t.partition].partition;
+    let refine = match BoundOrder::bind(
+        &plan.order,
+        &config.arrow_schema,
+        &plan.geography_columns,
+        partition.0.as_str(),
+    ) {
+        Ok(b) if b.needs_refine() => Some(b),
+        Ok(_) => None,
+        Err(e) => return Err(e),
+    };
     let mut seq = 0;
     let mut writer = RollingWriter::new(config, partition.clone(), task, t.class, || {
         let path = storage.locate(partition, task, seq);
@@ -594,6 +640,32 @@ fn write_task(
         }
         order.sort();
         let data: Vec<&RecordBatch> = data.iter().collect();
+        if let Some(bound) = refine.as_ref() {
+            // Rows that share a prefix key are ordered by the full sort order: the chunk is
+            // gathered whole (it is sized to the memory budget), permuted, then written.
+            let at: Vec<(usize, usize)> = order
+                .iter()
+                .map(|&(_, at)| ((at >> 32) as usize, (at & u64::from(u32::MAX)) as usize))
+                .collect();
+            let gathered = interleave_record_batch(&data, &at)
+                .map_err(|e| RewriteError::arrow("gathering sorted rows", e))?;
+            let permutation = bound.refine(&gathered)?;
+            let sorted = take_record_batch(&gathered, &permutation)
+                .map_err(|e| RewriteError::arrow("ordering rows by the sort order", e))?;
+            let keys: Vec<u64> = permutation
+                .values()
+                .iter()
+                .map(|&p| order[p as usize].0)
+                .collect();
+            debug_assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+            let mut start = 0;
+            while start < keys.len() {
+                let len = config.row_group_rows.min(keys.len() - start);
+                writer.write(&sorted.slice(start, len), &keys[start..start + len])?;
+                start += len;
+            }
+            continue;
+        }
         let mut indices = Vec::with_capacity(config.row_group_rows.min(order.len()));
         let mut keys = Vec::with_capacity(config.row_group_rows.min(order.len()));
         for rows in order.chunks(config.row_group_rows) {

@@ -81,6 +81,7 @@ mod lineage;
 mod options;
 mod plan;
 mod planner;
+mod row_order;
 mod selection;
 mod sizing;
 mod source;
@@ -105,7 +106,11 @@ pub use options::{
     RewriteOptions,
 };
 pub use plan::{KeyRange, OversizeRule, PartitionPlan, RewritePlan, RewriteTask};
-pub use planner::plan_rewrite;
+pub use planner::{plan_rewrite, plan_rewrite_ordered};
+pub use row_order::{
+    RowOrder, SortColumn, ZORDER_BYTES_PER_COLUMN, ZOrderTerm, interleave_bits, ordered_bytes,
+    sort_indices,
+};
 pub use selection::{SelectionReason, overlap_depth};
 pub use storage::{
     DirectoryStorage, InputStorage, LocalFile, LocalFiles, OutputStream, RandomAccess,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use geoberg_hilbert::{Bounds, HilbertCurve};
 
 use crate::{
-    Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass,
+    Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass, RowOrder,
     SelectionReason,
 };
 
@@ -105,8 +105,11 @@ pub struct RewritePlan {
     /// the centre of their boxes on the sphere, bounded on the sphere in the output files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub geography_columns: Vec<String>,
-    /// The curve.
+    /// The curve (of [`RowOrder::Hilbert`]; other orders do not read it).
     pub curve: HilbertSpec,
+    /// The order rows are written in; Hilbert unless a sort order or bin-pack said otherwise.
+    #[serde(default, skip_serializing_if = "RowOrder::is_hilbert")]
+    pub order: RowOrder,
     /// Options in force.
     pub options: RewriteOptions,
     /// Selected input files.
@@ -151,6 +154,7 @@ impl RewritePlan {
         let bad = |m: String| Err(RewriteError::InvalidPlan(m));
         HilbertSpec::new(u32::from(self.curve.precision), self.curve.bounds)?;
         hilbert_curve(&self.curve)?;
+        self.order.validate()?;
         for (i, p) in self.partitions.iter().enumerate() {
             if let Some(&f) = p.inputs.iter().find(|&&f| f >= self.inputs.len()) {
                 return bad(format!(

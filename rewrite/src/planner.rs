@@ -5,13 +5,14 @@ use rayon::prelude::*;
 
 use crate::keys::{key_rows, lon_width};
 use crate::lineage::Layout;
+use crate::row_order::{BoundOrder, input_order_key};
 use crate::selection::{PartitionSelection, select};
 use crate::sizing::{expected_output_files, partition_target_size};
 use crate::source::{Source, same_columns};
 use crate::storage::InputStorage;
 use crate::{
     Extent, GeoColumns, HilbertSpec, InputFile, KeyRange, OversizeRule, PartitionPlan,
-    RewriteError, RewriteOptions, RewritePlan, RewriteTask, RowClass,
+    RewriteError, RewriteOptions, RewritePlan, RewriteTask, RowClass, RowOrder,
 };
 use geoberg_geostats::{BBox, GeographyBBoxAccumulator};
 
@@ -54,6 +55,24 @@ pub fn plan_rewrite(
     options: &RewriteOptions,
     storage: &dyn InputStorage,
 ) -> Result<RewritePlan, RewriteError> {
+    plan_rewrite_ordered(files, columns, curve, &RowOrder::Hilbert, options, storage)
+}
+
+/// [`plan_rewrite`] for any [`RowOrder`]: a column sort, a z-order or the input order
+/// (bin-pack). Orders other than Hilbert skip the curve preflight and the oversized and empty
+/// row classes (every row is [`RowClass::Regular`]); `columns.cluster` is then the geometry
+/// column whose bounds the output files report. Sampling reads the order's columns and cuts
+/// ranges of its prefix keys (see [`RowOrder`]).
+pub fn plan_rewrite_ordered(
+    files: &[InputFile],
+    columns: impl Into<GeoColumns>,
+    curve: &HilbertSpec,
+    order: &RowOrder,
+    options: &RewriteOptions,
+    storage: &dyn InputStorage,
+) -> Result<RewritePlan, RewriteError> {
+    order.validate()?;
+    let hilbert_order = order.is_hilbert();
     let columns = columns.into();
     let geometry_column = columns.cluster.as_str();
     let sphere = columns.clusters_geography();
@@ -79,7 +98,9 @@ pub fn plan_rewrite(
         files
     };
     let selected = select(planar_files, options);
-    preflight(planar_files, &selected, geometry_column, curve)?;
+    if hilbert_order {
+        preflight(planar_files, &selected, geometry_column, curve)?;
+    }
     let hilbert = crate::plan::hilbert_curve(curve)?;
     let pool = crate::execute::thread_pool(options)?;
 
@@ -122,8 +143,13 @@ pub fn plan_rewrite(
             sample_partition(
                 storage,
                 part_files,
-                geometry_column,
-                &hilbert,
+                &Sampling {
+                    column: geometry_column,
+                    curve: &hilbert,
+                    order,
+                    geography: &columns.geography,
+                    first_input: first_input as u64,
+                },
                 stride,
                 options,
                 &sel.partition.0,
@@ -132,21 +158,24 @@ pub fn plan_rewrite(
         })?;
 
         let data_extent = sample_extent(&samples, sphere);
-        let oversize = data_extent.filter(|_| n_files > 1).and_then(|e| {
-            let side = (n_files as f64).sqrt();
-            let rule = OversizeRule {
-                max_width: lon_width(e.min_x, e.max_x, sphere) / side,
-                max_height: e.height() / side,
-            };
-            let located = samples.iter().filter(|s| s.bbox.is_some()).count();
-            let big = samples
-                .iter()
-                .filter(|s| s.bbox.is_some() && rule.is_oversized(s.width, s.height))
-                .count();
-            (big > 0 && (big as f64) <= MAX_OVERSIZED_SHARE * located as f64).then_some(rule)
-        });
+        let oversize = data_extent
+            .filter(|_| n_files > 1 && hilbert_order)
+            .and_then(|e| {
+                let side = (n_files as f64).sqrt();
+                let rule = OversizeRule {
+                    max_width: lon_width(e.min_x, e.max_x, sphere) / side,
+                    max_height: e.height() / side,
+                };
+                let located = samples.iter().filter(|s| s.bbox.is_some()).count();
+                let big = samples
+                    .iter()
+                    .filter(|s| s.bbox.is_some() && rule.is_oversized(s.width, s.height))
+                    .count();
+                (big > 0 && (big as f64) <= MAX_OVERSIZED_SHARE * located as f64).then_some(rule)
+            });
 
         let class_of = |s: &Sample| match (s.bbox, oversize) {
+            _ if !hilbert_order => RowClass::Regular,
             (None, _) => RowClass::Empty,
             (Some(_), Some(r)) if r.is_oversized(s.width, s.height) => RowClass::Oversized,
             _ => RowClass::Regular,
@@ -227,6 +256,7 @@ pub fn plan_rewrite(
         geometry_column: geometry_column.to_string(),
         geography_columns: columns.geography.clone(),
         curve: *curve,
+        order: order.clone(),
         options: options.clone(),
         inputs,
         partitions,
@@ -287,13 +317,22 @@ fn sample_extent(samples: &[Sample], sphere: bool) -> Option<Extent> {
         .map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
 }
 
-/// Reads the geometry column of every file (in parallel) and keeps every `stride`-th row.
-#[allow(clippy::too_many_arguments)]
+/// What the samples are keyed by.
+struct Sampling<'a> {
+    /// The geometry column.
+    column: &'a str,
+    curve: &'a geoberg_hilbert::HilbertCurve,
+    order: &'a RowOrder,
+    geography: &'a [String],
+    /// Plan input index of the partition's first file (input-order keys).
+    first_input: u64,
+}
+
+/// Reads the key columns of every file (in parallel) and keeps every `stride`-th row.
 fn sample_partition(
     storage: &dyn InputStorage,
     files: &[InputFile],
-    column: &str,
-    curve: &geoberg_hilbert::HilbertCurve,
+    sampling: &Sampling<'_>,
     stride: u64,
     options: &RewriteOptions,
     partition: &str,
@@ -301,7 +340,18 @@ fn sample_partition(
 ) -> Result<Vec<Sample>, RewriteError> {
     let per_file: Vec<(arrow_schema::SchemaRef, Vec<Sample>)> = files
         .par_iter()
-        .map(|f| sample_file(storage, f, column, curve, stride, options, sphere))
+        .enumerate()
+        .map(|(i, f)| {
+            sample_file(
+                storage,
+                f,
+                sampling,
+                sampling.first_input + i as u64,
+                stride,
+                options,
+                sphere,
+            )
+        })
         .collect::<Result<_, _>>()?;
     // With row lineage, files are compared on their data columns: whether a file already carries
     // the lineage columns (written by an earlier rewrite) does not matter.
@@ -324,12 +374,13 @@ fn sample_partition(
 fn sample_file(
     storage: &dyn InputStorage,
     input: &InputFile,
-    column: &str,
-    curve: &geoberg_hilbert::HilbertCurve,
+    sampling: &Sampling<'_>,
+    input_index: u64,
     stride: u64,
     options: &RewriteOptions,
     sphere: bool,
 ) -> Result<(arrow_schema::SchemaRef, Vec<Sample>), RewriteError> {
+    let (column, curve) = (sampling.column, sampling.curve);
     let path = input.location.as_str();
     let source = Source::open(storage, path, column)?;
     let rows: u64 = source.row_group_rows().iter().sum();
@@ -337,6 +388,50 @@ fn sample_file(
     let out_per_row = file_bytes as f64 * options.compression_factor / rows.max(1) as f64;
     let mem_per_row = source.uncompressed_bytes() as f64 / rows.max(1) as f64;
     let n_groups = source.metadata.metadata().num_row_groups();
+    let sample = |key: u64| Sample {
+        key,
+        width: 0.0,
+        height: 0.0,
+        bbox: None,
+        out_bytes: out_per_row * stride as f64,
+        mem_bytes: mem_per_row * stride as f64,
+    };
+    match sampling.order {
+        RowOrder::Hilbert => {}
+        // Keys are positions: the footer says it all.
+        RowOrder::InputOrder => {
+            let samples = (0..rows)
+                .step_by(stride as usize)
+                .map(|r| sample(input_order_key(input_index, r)))
+                .collect();
+            return Ok((source.schema().clone(), samples));
+        }
+        order => {
+            let bound = BoundOrder::bind(order, source.schema(), sampling.geography, path)?;
+            let reader = source.reader_columns((0..n_groups).collect(), bound.indices())?;
+            let mut samples = Vec::with_capacity((rows / stride + 1) as usize);
+            let mut row0 = 0u64;
+            for batch in reader {
+                let batch =
+                    batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
+                let n = batch.num_rows() as u64;
+                let first = (stride - row0 % stride) % stride;
+                let picks: Vec<u32> = (first..n)
+                    .step_by(stride as usize)
+                    .map(|i| i as u32)
+                    .collect();
+                if !picks.is_empty() {
+                    let picked =
+                        arrow_select::take::take_record_batch(&batch, &UInt32Array::from(picks))
+                            .map_err(|e| RewriteError::arrow("sampling sort keys", e))?;
+                    let keys = bound.prefix_keys(&picked, true, input_index, row0)?;
+                    samples.extend(keys.into_iter().map(sample));
+                }
+                row0 += n;
+            }
+            return Ok((source.schema().clone(), samples));
+        }
+    }
     let reader = source.reader((0..n_groups).collect(), true)?;
     let mut samples = Vec::with_capacity((rows / stride + 1) as usize);
     let mut row0 = 0u64;

@@ -94,6 +94,28 @@ impl Source {
         &self.location
     }
 
+    /// A reader over `row_groups` of the root columns `roots` only; its batches hold them in
+    /// the file's column order, whatever the order of `roots`.
+    pub fn reader_columns(
+        &self,
+        row_groups: Vec<usize>,
+        roots: &[usize],
+    ) -> Result<ParquetRecordBatchReader, RewriteError> {
+        let mask = ProjectionMask::roots(
+            self.metadata.metadata().file_metadata().schema_descr(),
+            roots.iter().copied(),
+        );
+        ParquetRecordBatchReaderBuilder::new_with_metadata(
+            self.input.clone(),
+            self.metadata.clone(),
+        )
+        .with_batch_size(READ_BATCH_ROWS)
+        .with_row_groups(row_groups)
+        .with_projection(mask)
+        .build()
+        .map_err(|e| RewriteError::parquet(&self.location, e))
+    }
+
     /// A reader over `row_groups`, all columns or only the geometry column. On a store that
     /// prefers it, the needed column chunks are fetched first, in one batch of ranges (so
     /// memory holds one row group's compressed chunks per reader, outside the sort budget).

@@ -74,6 +74,7 @@ mod name;
 mod predicate;
 mod procedure;
 mod rewrite;
+mod sort_order;
 mod spatial;
 mod statement;
 
@@ -91,6 +92,9 @@ pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
 pub use procedure::SUPPORTED_PROCEDURES;
 pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
+pub use sort_order::{
+    NullOrder, SORT_ORDER_FORMS, SortDirection, SortField, SortOrder, parse_sort_order,
+};
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
 

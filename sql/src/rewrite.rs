@@ -14,6 +14,7 @@ use crate::predicate::{
     predicate_from_expr,
 };
 use crate::procedure::{CallArgs, write_call_head};
+use crate::sort_order::{self, SortOrder};
 
 /// The option that makes a rewrite take every file, not only those Iceberg's size rules pick.
 /// `CREATE SPATIAL INDEX` sets it to `true`.
@@ -57,9 +58,25 @@ impl fmt::Display for HilbertIndex {
 pub enum RewriteStrategy {
     /// `strategy => 'sort', sort_order => 'hilbert(...)'` or `CREATE SPATIAL INDEX`.
     Hilbert(HilbertIndex),
-    /// Iceberg's default: combine small files and split large ones, without sorting. Parsed so
-    /// the executor can run or refuse it with its own message.
+    /// `strategy => 'sort'` with a column or z-order `sort_order` (a Hilbert order parses to
+    /// [`RewriteStrategy::Hilbert`]).
+    Sort(SortOrder),
+    /// `strategy => 'sort'` without `sort_order`: the table's `write.sort-order` property,
+    /// which the executor reads (and names in its error when the table has none).
+    TableSortOrder,
+    /// Iceberg's default: combine small files and split large ones, without sorting (rows keep
+    /// their input order).
     BinPack,
+}
+
+impl RewriteStrategy {
+    /// The strategy of an explicit sort order: Hilbert orders as [`RewriteStrategy::Hilbert`].
+    pub fn sort(order: SortOrder) -> Self {
+        match order {
+            SortOrder::Hilbert(h) => RewriteStrategy::Hilbert(h),
+            other => RewriteStrategy::Sort(other),
+        }
+    }
 }
 
 /// One request to rewrite a table's data files: what `CREATE SPATIAL INDEX` and
@@ -82,7 +99,8 @@ impl RewriteRequest {
     pub fn hilbert(&self) -> Option<&HilbertIndex> {
         match &self.strategy {
             RewriteStrategy::Hilbert(h) => Some(h),
-            RewriteStrategy::BinPack => None,
+            RewriteStrategy::Sort(SortOrder::Hilbert(h)) => Some(h),
+            _ => None,
         }
     }
 
@@ -129,6 +147,12 @@ impl fmt::Display for RewriteRequest {
                         ", strategy => 'sort', sort_order => {}",
                         quote_string(&h.to_string())
                     )?,
+                    RewriteStrategy::Sort(order) => write!(
+                        f,
+                        ", strategy => 'sort', sort_order => {}",
+                        quote_string(&order.to_string())
+                    )?,
+                    RewriteStrategy::TableSortOrder => f.write_str(", strategy => 'sort'")?,
                     RewriteStrategy::BinPack => f.write_str(", strategy => 'binpack'")?,
                 }
                 if let Some(p) = &self.filter {
@@ -204,19 +228,15 @@ pub(crate) fn rewrite_from_call(args: &CallArgs<'_>) -> Result<RewriteRequest, S
         .map(|s| s.to_ascii_lowercase());
     let strategy = match (strategy_name.as_deref(), sort_order) {
         (None | Some("sort"), Some(order)) => {
-            let index = in_string("sort_order", order, |f| {
-                let index = hilbert(&f.expr()?)?;
+            let order = in_string("sort_order", order, |f| {
+                let order = sort_order::sort_order(f)?;
                 f.finish()?;
-                Ok(index)
+                Ok(order)
             })?;
-            RewriteStrategy::Hilbert(index)
+            RewriteStrategy::sort(order)
         }
-        (Some("sort"), None) => {
-            return Err(SqlError::invalid(
-                "argument `strategy`",
-                "'sort' needs a sort order; add sort_order => 'hilbert(<geom>, <precision>)'",
-            ));
-        }
+        // Iceberg's Spark procedure: `sort` without a sort order uses the table's.
+        (Some("sort"), None) => RewriteStrategy::TableSortOrder,
         (None | Some("binpack"), None) => RewriteStrategy::BinPack,
         (Some("binpack"), Some(_)) => {
             return Err(SqlError::invalid(
@@ -228,7 +248,8 @@ pub(crate) fn rewrite_from_call(args: &CallArgs<'_>) -> Result<RewriteRequest, S
             return Err(SqlError::invalid(
                 "argument `strategy`",
                 format!(
-                    "'{other}' is not a strategy; use 'sort' (with sort_order => 'hilbert(...)') or 'binpack'"
+                    "'{other}' is not a strategy; use 'sort' (with sort_order => \
+                     'hilbert(...)', 'zorder(...)' or a column list) or 'binpack'"
                 ),
             ));
         }
@@ -277,7 +298,7 @@ pub(crate) fn in_string<T>(
 }
 
 /// `hilbert(col, precision[, minX, minY, maxX, maxY])`.
-fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
+pub(crate) fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
     let usage = "write hilbert(<geom>, <precision>) or \
                  hilbert(<geom>, <precision>, <minX>, <minY>, <maxX>, <maxY>)";
     let function = match expr {
@@ -285,7 +306,7 @@ fn hilbert(expr: &Expr) -> Result<HilbertIndex, SqlError> {
         _ => {
             return Err(SqlError::Unsupported {
                 statement: format!(
-                    "sort order `{expr}` ({usage}; only Hilbert sorting is supported)"
+                    "sort order `{expr}` ({usage}; other sort orders are columns or zorder(...))"
                 ),
             });
         }

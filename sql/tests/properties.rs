@@ -6,9 +6,9 @@ use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
     Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, ExpireSnapshotsRequest,
-    HilbertIndex, Literal, OlderThan, PartitionField, PartitionTransform, Predicate,
-    RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy, SpatialFilter, SpatialRelation,
-    Statement, TableName, Window, parse, parse_condition,
+    HilbertIndex, Literal, NullOrder, OlderThan, PartitionField, PartitionTransform, Predicate,
+    RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy, SortField, SortOrder, SpatialFilter,
+    SpatialRelation, Statement, TableName, Window, parse, parse_condition, parse_sort_order,
 };
 use proptest::prelude::*;
 
@@ -264,8 +264,35 @@ fn rewrite() -> impl Strategy<Value = RewriteRequest> {
         (coordinate(), coordinate(), 1e-3..1e7f64, 1e-3..1e7f64)
             .prop_map(|(x, y, w, h)| geoberg_crs::Extent::new(x, y, x + w, y + h)),
     );
+    let field = (ident(), any::<bool>(), any::<bool>()).prop_map(|(c, desc, nulls_first)| {
+        let f = if desc {
+            SortField::desc(c)
+        } else {
+            SortField::asc(c)
+        };
+        f.nulls(if nulls_first {
+            NullOrder::First
+        } else {
+            NullOrder::Last
+        })
+    });
+    let distinct = |v: &Vec<String>| {
+        let mut s = v.clone();
+        s.sort();
+        s.dedup();
+        s.len() == v.len()
+    };
     let strategy = prop_oneof![
         Just(RewriteStrategy::BinPack),
+        Just(RewriteStrategy::TableSortOrder),
+        prop::collection::vec(field, 1..4)
+            .prop_filter("distinct columns", move |f| distinct(
+                &f.iter().map(|f| f.column.clone()).collect()
+            ))
+            .prop_map(|f| RewriteStrategy::Sort(SortOrder::Columns(f))),
+        prop::collection::vec(ident(), 1..4)
+            .prop_filter("distinct columns", distinct)
+            .prop_map(|c| RewriteStrategy::Sort(SortOrder::ZOrder(c))),
         (ident(), 1u8..=32, bounds).prop_map(|(column, precision, bounds)| {
             RewriteStrategy::Hilbert(HilbertIndex {
                 column,
@@ -503,6 +530,7 @@ proptest! {
     fn arbitrary_text_never_panics(sql in "\\PC{0,200}") {
         let _ = parse(&sql);
         let _ = parse_condition(&sql);
+        let _ = parse_sort_order(&sql);
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use geoberg_sql::{
     ColumnType, CompareOp, Crs, EdgeAlgorithm, ExpireSnapshotsRequest, HilbertIndex, Literal,
     OlderThan, PartitionField, PartitionTransform, Predicate, RemoveOrphanFilesRequest,
-    RewriteRequest, RewriteStrategy, SpatialRelation, SqlError, Statement, TableName, parse,
-    parse_condition,
+    RewriteRequest, RewriteStrategy, SortField, SortOrder, SpatialRelation, SqlError, Statement,
+    TableName, parse, parse_condition,
 };
 
 fn table(parts: &[&str]) -> TableName {
@@ -224,6 +224,39 @@ fn requests_hold_the_parsed_values() {
 
     let binpack = rewrite("CALL system.rewrite_data_files(table => 'db.t')");
     assert_eq!(binpack.strategy, RewriteStrategy::BinPack);
+
+    // Seed 001's compaction: a column sort order; `sort` alone uses the table's order.
+    let seed = rewrite(
+        "CALL catalog.system.rewrite_data_files(table => 'prod.spatial_assets', strategy => 'sort', \
+         sort_order => 'bbox_min_x ASC, bbox_min_y ASC, bbox_max_x ASC, bbox_max_y ASC', \
+         options => map('min-input-files', '10', 'target-file-size-bytes', '536870912'))",
+    );
+    assert_eq!(
+        seed.strategy,
+        RewriteStrategy::Sort(SortOrder::Columns(
+            ["bbox_min_x", "bbox_min_y", "bbox_max_x", "bbox_max_y"]
+                .map(SortField::asc)
+                .to_vec()
+        ))
+    );
+    assert_eq!(
+        parse(&seed.to_sql()).unwrap(),
+        Statement::Rewrite(seed.clone())
+    );
+    let z = rewrite(
+        "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort', sort_order => 'zorder(x, y)')",
+    );
+    assert_eq!(
+        z.strategy,
+        RewriteStrategy::Sort(SortOrder::ZOrder(vec!["x".into(), "y".into()]))
+    );
+    let table_order =
+        rewrite("CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort')");
+    assert_eq!(table_order.strategy, RewriteStrategy::TableSortOrder);
+    assert_eq!(
+        parse(&table_order.to_sql()).unwrap(),
+        Statement::Rewrite(table_order.clone())
+    );
     assert_eq!(binpack.table, table(&["db", "t"]));
 
     let Ok(Statement::CreateTable(c)) = parse(
@@ -490,8 +523,8 @@ fn errors_name_the_fix() {
             "1..=32",
         ),
         (
-            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort')",
-            "sort_order => 'hilbert",
+            "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'sort', sort_order => 'id NULLS MIDDLE')",
+            "FIRST or LAST after NULLS",
         ),
         (
             "CALL c.system.rewrite_data_files(table => 'db.t', strategy => 'binpack', sort_order => 'hilbert(g, 3)')",
@@ -502,8 +535,8 @@ fn errors_name_the_fix() {
             "'sort'",
         ),
         (
-            "CALL c.system.rewrite_data_files(table => 'db.t', sort_order => 'id DESC')",
-            "only Hilbert",
+            "CALL c.system.rewrite_data_files(table => 'db.t', sort_order => 'bucket(4, id)')",
+            "is not a sort order",
         ),
         (
             "CALL c.system.rewrite_data_files(table => 'db.t', tabel => 'x')",

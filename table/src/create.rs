@@ -213,6 +213,26 @@ impl CreateTable {
             )));
         }
         let schema = iceberg_schema(&columns)?;
+        if let Some(value) = properties.get(crate::properties::SORT_ORDER_PROPERTY) {
+            let invalid = |reason: String| Error::InvalidProperty {
+                key: crate::properties::SORT_ORDER_PROPERTY.into(),
+                value: value.clone(),
+                reason,
+            };
+            let order = geoberg_sql::parse_sort_order(value).map_err(|e| {
+                invalid(format!(
+                    "{e}; write one of: {}",
+                    geoberg_sql::SORT_ORDER_FORMS
+                ))
+            })?;
+            let is_geo = |name: &str| {
+                columns
+                    .iter()
+                    .any(|c| c.name == name && c.data_type.column_type().is_some())
+            };
+            crate::sort_order::check_columns(&schema, is_geo, "being created", &order)
+                .map_err(|e| invalid(e.to_string()))?;
+        }
         let spec = partition_spec(&columns, &partition)?;
         let format_version = match version {
             CrsVersion::V1 => FormatVersion::V1,

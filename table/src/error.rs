@@ -75,6 +75,18 @@ pub enum Error {
         /// What the operation needs (and how to get it, where there is a way).
         expected: String,
     },
+    /// `rewrite_data_files(strategy => 'sort')` without a `sort_order` on a table that has no
+    /// `write.sort-order` property.
+    #[error(
+        "table {table} has no write.sort-order property, so strategy => 'sort' needs a \
+         sort_order; pass one (e.g. sort_order => 'bbox_min_x ASC, bbox_min_y ASC', \
+         'zorder(bbox_min_x, bbox_min_y)' or 'hilbert(geom, 16)'), or register it: ALTER TABLE \
+         {table} SET TBLPROPERTIES ('write.sort-order' = 'bbox_min_x ASC, bbox_min_y ASC')"
+    )]
+    NoSortOrder {
+        /// `namespace.table`.
+        table: String,
+    },
     /// Something the table holds or asks for that geoberg does not do yet.
     #[error("not supported: {what}; {fix}")]
     Unsupported {

@@ -101,6 +101,7 @@ mod row_filter;
 mod scan;
 mod schema;
 mod snapshot;
+mod sort_order;
 mod spatial_index;
 mod storage;
 mod table;
@@ -124,8 +125,8 @@ pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, Extent, HilbertSpec};
 pub use geoberg_geostats::{BBox, BBoxColumnNames};
 pub use geoberg_pruning::{FileBounds, FileIndex, PruneError, PrunePlan, SpatialFilter};
 pub use geoberg_puffin::{DeletionVector, RowRun};
-pub use geoberg_rewrite::{RewriteOptions, RewritePlan};
-pub use geoberg_sql::{Predicate, RewriteRequest};
+pub use geoberg_rewrite::{RewriteOptions, RewritePlan, RowOrder};
+pub use geoberg_sql::{Predicate, RewriteRequest, SortOrder};
 pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use metrics::{MetricsConfig, MetricsMode};
@@ -140,7 +141,7 @@ pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,
     HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, MERGE_MODE_PROPERTY, ROW_GROUP_ROWS_PROPERTY,
-    RowChangeMode, SOURCE_CRS_PROPERTY_PREFIX, SPATIAL_INDEX_PROPERTY_PREFIX,
+    RowChangeMode, SORT_ORDER_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX, SPATIAL_INDEX_PROPERTY_PREFIX,
     TARGET_FILE_SIZE_PROPERTY, TableProperties, UPDATE_MODE_PROPERTY,
 };
 pub use row_filter::RowFilter;

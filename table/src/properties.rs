@@ -44,6 +44,12 @@ pub const HILBERT_CELL_PROPERTY: &str = "geoberg.partition.hilbert-cell";
 /// `hilbert(...)` reuse it, so compactions keep the clustering.
 pub const SPATIAL_INDEX_PROPERTY_PREFIX: &str = "geoberg.spatial-index.";
 
+/// `write.sort-order`: the order appends sort each data file by and that
+/// `rewrite_data_files(strategy => 'sort')` uses without a `sort_order`: a column list
+/// (`bbox_min_x ASC, bbox_min_y ASC NULLS LAST`), `zorder(c1, c2)` or `hilbert(geom, 16)`
+/// ([`geoberg_sql::SortOrder`]). Its columns are checked against the schema when it is set.
+pub const SORT_ORDER_PROPERTY: &str = "write.sort-order";
+
 /// `write.delete.mode`: how DELETE writes (`copy-on-write`, the default, or `merge-on-read`).
 pub const DELETE_MODE_PROPERTY: &str = "write.delete.mode";
 /// `write.update.mode`: how UPDATE writes.
@@ -150,6 +156,8 @@ pub struct TableProperties {
     pub legacy_geometry_field_ids: Vec<i32>,
     /// `geoberg.spatial-index.<column>`, sorted by column.
     pub spatial_indexes: Vec<SpatialIndex>,
+    /// `write.sort-order`.
+    pub sort_order: Option<geoberg_sql::SortOrder>,
     /// `write.delete.mode`.
     pub delete_mode: RowChangeMode,
     /// `write.update.mode`.
@@ -216,7 +224,17 @@ impl TableProperties {
                 RowChangeMode::parse(k, v)
             })
         };
+        let sort_order = get(SORT_ORDER_PROPERTY)
+            .map(|(k, v)| {
+                geoberg_sql::parse_sort_order(v).map_err(|e| Error::InvalidProperty {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                    reason: format!("{e}; write one of: {}", geoberg_sql::SORT_ORDER_FORMS),
+                })
+            })
+            .transpose()?;
         Ok(TableProperties {
+            sort_order,
             delete_mode: mode(DELETE_MODE_PROPERTY)?,
             update_mode: mode(UPDATE_MODE_PROPERTY)?,
             merge_mode: mode(MERGE_MODE_PROPERTY)?,

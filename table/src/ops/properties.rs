@@ -14,7 +14,9 @@ use iceberg::spec::{FormatVersion, TableMetadataBuilder};
 
 use crate::error::{Error, Result};
 use crate::metrics::METRICS_COLUMN_PREFIX;
-use crate::properties::{HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, TableProperties};
+use crate::properties::{
+    HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, SORT_ORDER_PROPERTY, TableProperties,
+};
 use crate::snapshot::PendingCommit;
 use crate::table::Table;
 
@@ -283,6 +285,18 @@ fn validate(
                 ),
             });
         }
+    }
+    if let Some(value) = set.get(SORT_ORDER_PROPERTY) {
+        let order = geoberg_sql::parse_sort_order(value).map_err(|e| Error::InvalidProperty {
+            key: SORT_ORDER_PROPERTY.into(),
+            value: value.clone(),
+            reason: format!("{e}; write one of: {}", geoberg_sql::SORT_ORDER_FORMS),
+        })?;
+        crate::sort_order::check_sort_order(table, &order).map_err(|e| Error::InvalidProperty {
+            key: SORT_ORDER_PROPERTY.into(),
+            value: value.clone(),
+            reason: e.to_string(),
+        })?;
     }
     let before = table.metadata().properties();
     let mut probe = next.clone();

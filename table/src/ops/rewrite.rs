@@ -18,9 +18,9 @@ use geoberg_geostats::BBox;
 use geoberg_rewrite::{
     DeletedRows, GeoColumns, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey,
     RandomAccess, RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks,
-    plan_rewrite,
 };
-use geoberg_sql::{Predicate, RewriteRequest, RewriteStrategy};
+use geoberg_rewrite::{RowOrder, plan_rewrite_ordered};
+use geoberg_sql::{NullOrder, Predicate, RewriteRequest, RewriteStrategy, SortField, SortOrder};
 use iceberg::spec::{DataFile, Operation, Struct};
 
 use crate::data_file::{WrittenFile, data_file_entry};
@@ -33,6 +33,7 @@ use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
 use crate::snapshot::{
     CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
 };
+use crate::sort_order::{row_order, table_sort_order};
 use crate::spatial_index::SpatialIndex;
 use crate::storage::{Storage, StorageFile, join};
 use crate::table::{GeoColumn, Table};
@@ -65,8 +66,12 @@ pub struct RewriteReport {
     pub snapshot_ids: Vec<i64>,
     /// Bytes that went through spill runs.
     pub spilled_bytes: u64,
-    /// The index the rows are clustered by.
+    /// The Hilbert index the rows are clustered by, when [`RewriteReport::order`] is Hilbert
+    /// (for other orders, the default index of the geometry column whose bounds the files
+    /// report).
     pub index: SpatialIndex,
+    /// The order the rows were written in.
+    pub order: RowOrder,
 }
 
 impl RewriteReport {
@@ -95,16 +100,18 @@ impl fmt::Display for RewriteReport {
             self.removed_delete_files_count
         )?;
         let b = self.index.spec.bounds;
+        match &self.order {
+            RowOrder::Hilbert => write!(
+                f,
+                "clustered by hilbert({}, {}, {}, {}, {}, {})",
+                self.index.column, self.index.spec.precision, b.min_x, b.min_y, b.max_x, b.max_y,
+            )?,
+            RowOrder::InputOrder => f.write_str("bin-packed (rows in input order)")?,
+            order => write!(f, "sorted by {}", DisplayOrder(order))?,
+        }
         write!(
             f,
-            "clustered by hilbert({}, {}, {}, {}, {}, {}); {} of {} files matched the filter; \
-             {} commit(s)",
-            self.index.column,
-            self.index.spec.precision,
-            b.min_x,
-            b.min_y,
-            b.max_x,
-            b.max_y,
+            "; {} of {} files matched the filter; {} commit(s)",
             self.files_matching_filter,
             self.files_total,
             self.snapshot_ids.len()
@@ -112,13 +119,55 @@ impl fmt::Display for RewriteReport {
     }
 }
 
+/// A row order as a sort order reads.
+struct DisplayOrder<'a>(&'a RowOrder);
+
+impl fmt::Display for DisplayOrder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let order = match self.0 {
+            RowOrder::Columns { columns } => SortOrder::Columns(
+                columns
+                    .iter()
+                    .map(|c| {
+                        let field = if c.descending {
+                            SortField::desc(&c.column)
+                        } else {
+                            SortField::asc(&c.column)
+                        };
+                        field.nulls(if c.nulls_first {
+                            NullOrder::First
+                        } else {
+                            NullOrder::Last
+                        })
+                    })
+                    .collect(),
+            ),
+            RowOrder::ZOrder { terms } => {
+                SortOrder::ZOrder(terms.iter().map(|t| t.column.clone()).collect())
+            }
+            RowOrder::Hilbert => return f.write_str("hilbert"),
+            RowOrder::InputOrder => return f.write_str("input order"),
+        };
+        write!(f, "{order}")
+    }
+}
+
 type Progress<'a> = Box<dyn Fn(u64, u64) + Send + Sync + 'a>;
+
+/// A non-Hilbert order asked of a rewrite.
+#[derive(Debug, Clone)]
+enum SortOrOrder {
+    Sort(SortOrder),
+    BinPack,
+}
 
 /// A rewrite being configured; see [`Table::rewrite`].
 pub struct Rewrite<'a> {
     table: &'a Table,
     hilbert: Option<(String, u8)>,
     bounds: Option<Extent>,
+    /// A column sort, z-order or bin-pack instead of the Hilbert index.
+    order: Option<SortOrOrder>,
     options: Vec<(String, String)>,
     filter: Option<Predicate>,
     filter_sql: Option<String>,
@@ -132,6 +181,7 @@ impl fmt::Debug for Rewrite<'_> {
         f.debug_struct("Rewrite")
             .field("table", self.table.ident())
             .field("hilbert", &self.hilbert)
+            .field("order", &self.order)
             .field("bounds", &self.bounds)
             .field("options", &self.options)
             .field("filter", &self.filter)
@@ -177,6 +227,7 @@ impl Table {
             table: self,
             hilbert: None,
             bounds: None,
+            order: None,
             options: Vec::new(),
             filter: None,
             filter_sql: None,
@@ -188,32 +239,19 @@ impl Table {
     /// The rewrite a parsed `CREATE SPATIAL INDEX` / `CALL ... rewrite_data_files(...)` asks
     /// for, ready for [`Rewrite::on_progress`] and [`Rewrite::execute`].
     ///
-    /// A bin-pack request on a table with a recorded spatial index re-clusters by that index
-    /// (compaction keeps the clustering); without one it is refused.
+    /// `strategy => 'sort'` without a `sort_order` uses the table's `write.sort-order`
+    /// ([`Error::NoSortOrder`] without one); `strategy => 'binpack'` compacts without sorting.
     pub fn rewrite_request(&self, request: &RewriteRequest) -> Result<Rewrite<'_>> {
         // The request's options are complete: CREATE SPATIAL INDEX put `rewrite-all` in them.
         let mut rewrite = self.rewrite().options(request.options.clone());
         rewrite.rewrite_all_default = false;
-        match &request.strategy {
-            RewriteStrategy::Hilbert(h) => {
-                rewrite = rewrite.hilbert(&h.column, h.precision);
-                if let Some(b) = h.bounds {
-                    rewrite = rewrite.bounds(b);
-                }
-            }
-            RewriteStrategy::BinPack if !self.properties()?.spatial_indexes.is_empty() => {}
-            RewriteStrategy::BinPack => {
-                return Err(Error::from(RewriteError::InvalidOption {
-                    key: "strategy".into(),
-                    value: "binpack".into(),
-                    reason: format!(
-                        "table {} has no spatial index to keep; use strategy => 'sort', \
-                         sort_order => 'hilbert(<geom>, <precision>)' or CREATE SPATIAL INDEX",
-                        self.ident()
-                    ),
-                }));
-            }
-        }
+        rewrite = match &request.strategy {
+            RewriteStrategy::Hilbert(h) => rewrite.sort_order(SortOrder::Hilbert(h.clone())),
+            RewriteStrategy::Sort(order) => rewrite.sort_order(order.clone()),
+            // Iceberg: `sort` without a sort order uses the table's `write.sort-order`.
+            RewriteStrategy::TableSortOrder => rewrite.sort_order(table_sort_order(self)?),
+            RewriteStrategy::BinPack => rewrite.binpack(),
+        };
         if let Some(f) = &request.filter {
             rewrite = rewrite.filter(f.clone());
         }
@@ -242,6 +280,35 @@ impl<'a> Rewrite<'a> {
     /// narrower), whichever column is clustered.
     pub fn hilbert(mut self, column: impl Into<String>, precision: u8) -> Self {
         self.hilbert = Some((column.into(), precision));
+        self.order = None;
+        self
+    }
+
+    /// Sorts by `order` (`rewrite_data_files(strategy => 'sort', sort_order => ...)`): a column
+    /// list, `zorder(...)`, or `hilbert(...)` (the same as [`Rewrite::hilbert`] and
+    /// [`Rewrite::bounds`]). Columns are checked against the schema at [`Rewrite::plan`].
+    ///
+    /// A column sort is exact; the output files of a partition follow its first column (to 8
+    /// bytes, the whole value for numbers), and each file holds rows in the full order.
+    pub fn sort_order(mut self, order: SortOrder) -> Self {
+        match order {
+            SortOrder::Hilbert(h) => {
+                self = self.hilbert(h.column, h.precision);
+                self.bounds = h.bounds;
+            }
+            other => {
+                self.hilbert = None;
+                self.order = Some(SortOrOrder::Sort(other));
+            }
+        }
+        self
+    }
+
+    /// `strategy => 'binpack'`: combine small files and split large ones without sorting; rows
+    /// keep their input order (files in manifest order, rows in file order).
+    pub fn binpack(mut self) -> Self {
+        self.hilbert = None;
+        self.order = Some(SortOrOrder::BinPack);
         self
     }
 
@@ -292,7 +359,7 @@ impl<'a> Rewrite<'a> {
     /// Preflight and plan, reading only the sampled keys: nothing is written.
     pub fn plan(&self) -> Result<PlannedRewrite> {
         let table = self.table;
-        let index = self.resolve_index()?;
+        let (index, order) = self.resolve_order()?;
         let geo = table.geo_column(&index.column)?;
         let options = self.parse_options()?;
         let filter = match (&self.filter, &self.filter_sql) {
@@ -349,7 +416,7 @@ impl<'a> Rewrite<'a> {
                 .filter(|g| matches!(g.column_type, ColumnType::Geography { .. }))
                 .map(|g| g.name.clone()),
         );
-        let plan = plan_rewrite(&inputs, columns, &index.spec, &options, &storage)?;
+        let plan = plan_rewrite_ordered(&inputs, columns, &index.spec, &order, &options, &storage)?;
         let starting = table
             .metadata()
             .current_snapshot()
@@ -384,6 +451,7 @@ impl<'a> Rewrite<'a> {
             snapshot_ids: Vec::new(),
             spilled_bytes: 0,
             index: planned.index.clone(),
+            order: planned.plan.order.clone(),
         };
         let total_bytes = plan.input_bytes();
         let progress = |done: u64| {
@@ -451,6 +519,40 @@ impl<'a> Rewrite<'a> {
             return Err(e);
         }
         Ok((current, report))
+    }
+
+    /// The row order and the index of the geometry column the output files are bounded by:
+    /// the Hilbert index for a Hilbert rewrite; for other orders the geometry column they read
+    /// (else the table's first), with its default curve.
+    fn resolve_order(&self) -> Result<(SpatialIndex, RowOrder)> {
+        let order = match &self.order {
+            None => return Ok((self.resolve_index()?, RowOrder::Hilbert)),
+            Some(SortOrOrder::BinPack) => RowOrder::InputOrder,
+            Some(SortOrOrder::Sort(order)) => row_order(self.table, order)?,
+        };
+        let geo_columns = self.table.geo_columns();
+        let read = order.columns();
+        let geo = geo_columns
+            .iter()
+            .find(|g| read.contains(&g.name.as_str()))
+            .or_else(|| geo_columns.first())
+            .ok_or_else(|| Error::Unsupported {
+                what: format!(
+                    "rewriting the data files of table {}, which has no geometry or geography \
+                     column",
+                    self.table.ident()
+                ),
+                fix: "geoberg rewrites tables with a geo column; use Iceberg's own \
+                      rewrite_data_files for other tables"
+                    .into(),
+            })?;
+        let bounds = default_hilbert_bounds(&geo.name, &geo.column_type)
+            .unwrap_or_else(|_| Extent::new(-180.0, -90.0, 180.0, 90.0));
+        let index = SpatialIndex {
+            column: geo.name.clone(),
+            spec: HilbertSpec::new(16, bounds)?,
+        };
+        Ok((index, order))
     }
 
     /// The index to cluster by: the builder's, else the one recorded on the table.
@@ -586,14 +688,18 @@ impl Batch<'_> {
             starting_sequence_number: self.starting.1,
             use_starting_sequence_number: plan.options.use_starting_sequence_number,
             added,
-            summary: HashMap::from([(
-                SPATIAL_INDEX_SUMMARY_KEY.to_string(),
-                index.summary_value(),
-            )]),
-            properties: HashMap::from([(
-                format!("{SPATIAL_INDEX_PROPERTY_PREFIX}{}", index.column),
-                index.property_value(),
-            )]),
+            // Only a Hilbert rewrite records (and so replaces) the table's spatial index.
+            summary: HashMap::from_iter(
+                plan.order
+                    .is_hilbert()
+                    .then(|| (SPATIAL_INDEX_SUMMARY_KEY.to_string(), index.summary_value())),
+            ),
+            properties: HashMap::from_iter(plan.order.is_hilbert().then(|| {
+                (
+                    format!("{SPATIAL_INDEX_PROPERTY_PREFIX}{}", index.column),
+                    index.property_value(),
+                )
+            })),
         };
         match commit_with_retry(current, &replace) {
             Ok(table) => {
@@ -617,6 +723,7 @@ impl Batch<'_> {
                         snapshot_ids: table.metadata().current_snapshot_id().into_iter().collect(),
                         spilled_bytes: outcome.spilled_bytes,
                         index: index.clone(),
+                        order: plan.order.clone(),
                     },
                 ))
             }

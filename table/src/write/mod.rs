@@ -1,12 +1,14 @@
 //! The write path shared by every operation that adds rows (append, INSERT, the rows an update
 //! or merge writes back): batches aligned to the table's columns, split by partition with
-//! `iceberg`'s [`RecordBatchPartitionSplitter`], and written as Parquet data files.
+//! `iceberg`'s [`RecordBatchPartitionSplitter`], sorted by the table's `write.sort-order`, and
+//! written as Parquet data files.
 //!
 //! [`RecordBatchPartitionSplitter`]: iceberg::arrow::RecordBatchPartitionSplitter
 
 mod align;
 mod conform;
 mod parquet;
+mod sort;
 
 use arrow_array::RecordBatch;
 use iceberg::arrow::RecordBatchPartitionSplitter;
@@ -82,8 +84,18 @@ fn write_files(
         }
     }
     let writer = DataFileWriter::new(table, &aligner)?;
+    // An import keeps its source's row groups; everything else is sorted by write.sort-order.
+    let sorter = if row_group_per_batch {
+        None
+    } else {
+        sort::FileSorter::of(table)?
+    };
     let mut written = Vec::with_capacity(groups.len());
     for (partition, batches) in groups {
+        let batches = match &sorter {
+            Some(s) => s.sort(batches)?,
+            None => batches,
+        };
         match writer.write(partition, &batches, row_group_per_batch) {
             Ok(f) => written.push(f),
             Err(e) => {
