@@ -455,7 +455,7 @@ fn run_partition(
 
 /// The keys of a batch's rows: Hilbert keys with their boxes, or another order's prefix keys.
 enum RowKeys {
-    Hilbert(crate::keys::KeyedRows),
+    Hilbert(Box<crate::keys::KeyedRows>),
     Prefix(Vec<u64>),
 }
 
@@ -487,14 +487,14 @@ fn route_batch(
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
     let keyed = if order.is_hilbert() {
-        RowKeys::Hilbert(key_rows(
+        RowKeys::Hilbert(Box::new(key_rows(
             batch.column(geometry_index).as_ref(),
             curve,
             column,
             path,
             row0,
             sphere,
-        )?)
+        )?))
     } else {
         let bound = BoundOrder::bind(order, &batch.schema(), geography, path)?;
         RowKeys::Prefix(bound.prefix_keys(batch, false, input, row0)?)

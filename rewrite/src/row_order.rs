@@ -329,12 +329,15 @@ pub(crate) fn zorder_keys(
     Ok((keys, key_bytes))
 }
 
+/// Per row, an x or a y (None for null and empty geometries).
+type Coordinates = Vec<Option<f64>>;
+
 /// The bbox centre of each WKB value (None for null and empty ones).
 fn bbox_centres(
     array: &dyn Array,
     column: &str,
     sphere: bool,
-) -> Result<(Vec<Option<f64>>, Vec<Option<f64>>), RewriteError> {
+) -> Result<(Coordinates, Coordinates), RewriteError> {
     let boxes = if sphere {
         geography_bbox_columns(array)
     } else {

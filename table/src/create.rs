@@ -213,7 +213,10 @@ impl CreateTable {
             )));
         }
         let schema = iceberg_schema(&columns)?;
-        if let Some(value) = properties.get(crate::properties::SORT_ORDER_PROPERTY) {
+        let sort_order = properties
+            .get(crate::properties::SORT_ORDER_PROPERTY)
+            .cloned();
+        if let Some(value) = &sort_order {
             let invalid = |reason: String| Error::InvalidProperty {
                 key: crate::properties::SORT_ORDER_PROPERTY.into(),
                 value: value.clone(),
@@ -269,6 +272,19 @@ impl CreateTable {
                 }
             }
         }
+        let metadata = match &sort_order {
+            Some(order) if metadata.default_sort_order_id() == 0 => {
+                let schema = metadata.current_schema().clone();
+                crate::sort_order::with_default_sort_order(
+                    TableMetadataBuilder::new_from_metadata(metadata, None),
+                    &schema,
+                    Some(order),
+                )?
+                .build()?
+                .metadata
+            }
+            _ => metadata,
+        };
         let metadata = if legacy_ids.is_empty() {
             metadata
         } else {

@@ -34,6 +34,8 @@ pub(crate) struct WrittenFile<'a> {
     /// Boxes of geo columns the writer computed itself, by field id (`None`: every value null,
     /// empty or NaN, so no box). Geometry columns not listed take the footer's geo statistics.
     pub geo_boxes: HashMap<i32, Option<BBox>>,
+    /// The table sort order its rows are sorted by (`sort_order_id` of the entry).
+    pub sort_order_id: Option<i32>,
 }
 
 /// The manifest entry of `file` for `table`'s current schema, under `metrics`.
@@ -136,7 +138,8 @@ pub(crate) fn data_file_entry(
             )
         })
         .collect();
-    DataFileBuilder::default()
+    let mut builder = DataFileBuilder::default();
+    builder
         .content(DataContentType::Data)
         .file_path(file.location.clone())
         .file_format(DataFileFormat::Parquet)
@@ -150,7 +153,11 @@ pub(crate) fn data_file_entry(
         .nan_value_counts(nan_counts)
         .lower_bounds(lower)
         .upper_bounds(upper)
-        .split_offsets(Some(split_offsets))
+        .split_offsets(Some(split_offsets));
+    if let Some(id) = file.sort_order_id {
+        builder.sort_order_id(id);
+    }
+    builder
         .build()
         .map_err(|e| Error::corrupt(&file.location, format!("data file entry: {e}")))
 }

@@ -122,3 +122,65 @@ pub(crate) fn table_sort_order(table: &Table) -> Result<SortOrder> {
             table: table.ident().to_string(),
         })
 }
+
+/// The Iceberg sort order (`sort-orders` in the metadata) of a column sort order: identity
+/// transforms of the columns, with their directions and null orders, so that Iceberg readers and
+/// writers see how the files are sorted. Z-order and Hilbert have no Iceberg transform: `None`
+/// (the table's default order is then unsorted, as Spark's z-order rewrite leaves it).
+pub(crate) fn iceberg_sort_order(
+    schema: &Schema,
+    order: &SortOrder,
+) -> Option<iceberg::spec::SortOrder> {
+    let SortOrder::Columns(fields) = order else {
+        return None;
+    };
+    let fields = fields
+        .iter()
+        .map(|f| {
+            Some(iceberg::spec::SortField {
+                source_id: schema.field_by_name(&f.column)?.id,
+                transform: iceberg::spec::Transform::Identity,
+                direction: match f.direction {
+                    SortDirection::Ascending => iceberg::spec::SortDirection::Ascending,
+                    SortDirection::Descending => iceberg::spec::SortDirection::Descending,
+                },
+                null_order: match f.null_order {
+                    NullOrder::First => iceberg::spec::NullOrder::First,
+                    NullOrder::Last => iceberg::spec::NullOrder::Last,
+                },
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(iceberg::spec::SortOrder {
+        order_id: 0,
+        fields,
+    })
+}
+
+/// `builder` with the default sort order that `write.sort-order` = `value` (or its absence)
+/// means: the column order added and made default, else the unsorted order (id 0).
+pub(crate) fn with_default_sort_order(
+    builder: iceberg::spec::TableMetadataBuilder,
+    schema: &Schema,
+    value: Option<&str>,
+) -> Result<iceberg::spec::TableMetadataBuilder> {
+    let order = value
+        .and_then(|v| geoberg_sql::parse_sort_order(v).ok())
+        .and_then(|o| iceberg_sort_order(schema, &o));
+    Ok(match order {
+        Some(order) => builder.add_sort_order(order)?.set_default_sort_order(-1)?,
+        None => builder.set_default_sort_order(0)?,
+    })
+}
+
+/// The `sort_order_id` of a data file written in `order`: the table's default sort order id
+/// when `order` is the table's `write.sort-order` and that is a column order recorded in the
+/// metadata, else none.
+pub(crate) fn file_sort_order_id(table: &Table, order: &RowOrder) -> Option<i32> {
+    let id = table.metadata().default_sort_order_id();
+    if id == 0 || !matches!(order, RowOrder::Columns { .. }) {
+        return None;
+    }
+    let declared = table.properties().ok()?.sort_order?;
+    (row_order(table, &declared).ok()? == *order).then_some(id as i32)
+}

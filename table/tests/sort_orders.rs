@@ -170,6 +170,12 @@ fn sort_without_an_order_uses_write_sort_order_or_names_it() {
     files.sort_by_key(|f| std::cmp::Reverse(f[0].0));
     let written: Vec<i64> = files.concat().iter().map(|r| r.0).collect();
     assert_eq!(written, (0..1_500).rev().collect::<Vec<_>>());
+    // The rewritten files declare the table's sort order.
+    let declared = table.metadata().default_sort_order_id() as i32;
+    assert_ne!(declared, 0);
+    for f in table.data_files().unwrap() {
+        assert_eq!(f.sort_order_id(), Some(declared));
+    }
 }
 
 #[test]
@@ -253,4 +259,65 @@ fn appends_sort_each_file_by_write_sort_order() {
     }
     all.sort_unstable();
     assert_eq!(all, before, "every row written once");
+}
+
+#[test]
+fn a_column_sort_order_is_recorded_for_iceberg_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = points_table(sqlite_catalog(dir.path()), "pts");
+    let table = table
+        .set_properties([(SORT_ORDER_PROPERTY, "data DESC, id")])
+        .unwrap();
+    let md = table.metadata();
+    let order = md.default_sort_order();
+    assert_ne!(order.order_id, 0, "a sorted default order");
+    let schema = md.current_schema();
+    let fields: Vec<_> = order
+        .fields
+        .iter()
+        .map(|f| {
+            (
+                schema.name_by_field_id(f.source_id).unwrap().to_string(),
+                f.direction,
+                f.null_order,
+                f.transform,
+            )
+        })
+        .collect();
+    use iceberg::spec::{NullOrder, SortDirection, Transform};
+    assert_eq!(
+        fields,
+        vec![
+            (
+                "data".into(),
+                SortDirection::Descending,
+                NullOrder::Last,
+                Transform::Identity
+            ),
+            (
+                "id".into(),
+                SortDirection::Ascending,
+                NullOrder::First,
+                Transform::Identity
+            ),
+        ]
+    );
+    // Appended files declare it; a z-order has no Iceberg transform, so the default goes back
+    // to unsorted and new files declare none.
+    let (table, _) = table.append(&[points_batch(0..100, uniform(1))]).unwrap();
+    let ids: Vec<_> = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.sort_order_id())
+        .collect();
+    assert_eq!(ids, vec![Some(order.order_id as i32)]);
+    let table = table
+        .set_properties([(SORT_ORDER_PROPERTY, "zorder(id, geom)")])
+        .unwrap();
+    assert_eq!(table.metadata().default_sort_order_id(), 0);
+    let table = table
+        .unset_properties([SORT_ORDER_PROPERTY], false)
+        .unwrap();
+    assert_eq!(table.metadata().default_sort_order_id(), 0);
 }

@@ -115,14 +115,24 @@ impl Table {
             let Some(next) = change.apply(&current)? else {
                 return Ok(current);
             };
-            let metadata = TableMetadataBuilder::new_from_metadata(
+            let sort_order_changed = next.set.contains_key(SORT_ORDER_PROPERTY)
+                || next.removed.iter().any(|k| k == SORT_ORDER_PROPERTY);
+            let sort_order = next.set.get(SORT_ORDER_PROPERTY).cloned();
+            let mut builder = TableMetadataBuilder::new_from_metadata(
                 current.metadata().clone(),
                 Some(current.metadata_location().to_owned()),
             )
             .remove_properties(&next.removed)?
-            .set_properties(next.set)?
-            .build()?
-            .metadata;
+            .set_properties(next.set)?;
+            // Iceberg readers see a column `write.sort-order` as the table's sort order.
+            if sort_order_changed {
+                builder = crate::sort_order::with_default_sort_order(
+                    builder,
+                    current.metadata().current_schema(),
+                    sort_order.as_deref(),
+                )?;
+            }
+            let metadata = builder.build()?.metadata;
             match PendingCommit::stage(&current, metadata)?.commit() {
                 Ok(table) => return Ok(table),
                 Err(e @ Error::CommitConflict { .. }) => {

@@ -776,6 +776,10 @@ impl Batch<'_> {
                 spec_id,
                 nan_counts: HashMap::new(),
                 geo_boxes,
+                sort_order_id: crate::sort_order::file_sort_order_id(
+                    table,
+                    &self.planned.plan.order,
+                ),
             },
         )?;
         Ok((spec_id, file))

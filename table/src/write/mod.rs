@@ -83,13 +83,14 @@ fn write_files(
             }
         }
     }
-    let writer = DataFileWriter::new(table, &aligner)?;
+    let mut writer = DataFileWriter::new(table, &aligner)?;
     // An import keeps its source's row groups; everything else is sorted by write.sort-order.
     let sorter = if row_group_per_batch {
         None
     } else {
         sort::FileSorter::of(table)?
     };
+    writer.sort_order_id = sorter.as_ref().and_then(|s| s.sort_order_id(table));
     let mut written = Vec::with_capacity(groups.len());
     for (partition, batches) in groups {
         let batches = match &sorter {

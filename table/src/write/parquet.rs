@@ -36,6 +36,8 @@ pub(crate) struct DataFileWriter<'a> {
     metrics: MetricsConfig,
     properties: WriterProperties,
     parquet_schema: SchemaDescriptor,
+    /// Set when the rows are sorted by the table's sort order (`write.sort-order`).
+    pub(crate) sort_order_id: Option<i32>,
 }
 
 impl<'a> DataFileWriter<'a> {
@@ -56,6 +58,7 @@ impl<'a> DataFileWriter<'a> {
             metrics: table.metrics_config()?,
             properties,
             parquet_schema: parquet_schema(&aligner.columns, &aligner.schema)?,
+            sort_order_id: None,
         })
     }
 
@@ -132,6 +135,7 @@ impl<'a> DataFileWriter<'a> {
                 spec_id: self.table.metadata().default_partition_spec_id(),
                 nan_counts: nans,
                 geo_boxes,
+                sort_order_id: self.sort_order_id,
             },
         )
     }

@@ -38,6 +38,11 @@ impl FileSorter {
         Ok(Some(FileSorter { order, geography }))
     }
 
+    /// The table sort order id the sorted files declare (column orders only).
+    pub(crate) fn sort_order_id(&self, table: &Table) -> Option<i32> {
+        crate::sort_order::file_sort_order_id(table, &self.order)
+    }
+
     /// The rows of one data file's batches, as one batch in the sort order (ties in input
     /// order).
     pub(crate) fn sort(&self, batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
