@@ -19,6 +19,10 @@ pub enum Strategy {
     Random,
     /// Sorted by `bbox_min_x` alone (a naive single-column sort).
     SortX,
+    /// Sorted by `bbox_min_x`, then `bbox_min_y`: seed 001's `write.sort-order` /
+    /// `sortWithinPartitions("bbox_min_x", "bbox_min_y")` recipe, what geoberg's
+    /// `sort_order => 'bbox_min_x ASC, bbox_min_y ASC'` writes.
+    SortBBoxMinXMinY,
     /// Sorted by the GeoHash of the bbox centre.
     GeoHash {
         /// GeoHash characters (1..=12; 5 bits each).
@@ -57,6 +61,7 @@ impl Strategy {
             Strategy::Arrival,
             Strategy::Random,
             Strategy::SortX,
+            Strategy::SortBBoxMinXMinY,
             Strategy::GeoHash { chars: 8 },
             Strategy::ZOrder { bits: 16 },
             Strategy::HilbertPerGroup {
@@ -78,6 +83,7 @@ impl Strategy {
             Strategy::Arrival => "arrival".into(),
             Strategy::Random => "random".into(),
             Strategy::SortX => "sort-x".into(),
+            Strategy::SortBBoxMinXMinY => "sort-bbox-min-x-min-y".into(),
             Strategy::GeoHash { chars } => format!("geohash-{chars}"),
             Strategy::ZOrder { bits } => format!("z-order-{bits}"),
             Strategy::HilbertPerGroup { groups, bits } => format!("hilbert-{bits}-groups-{groups}"),
@@ -149,6 +155,17 @@ impl TableSample {
                 let mut order = arrival;
                 order.sort_by(|&a, &b| {
                     self.samples[a as usize].bbox[0].total_cmp(&self.samples[b as usize].bbox[0])
+                });
+                vec![order]
+            }
+            Strategy::SortBBoxMinXMinY => {
+                let mut order = arrival;
+                order.sort_by(|&a, &b| {
+                    let (a, b) = (
+                        &self.samples[a as usize].bbox,
+                        &self.samples[b as usize].bbox,
+                    );
+                    a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1]))
                 });
                 vec![order]
             }
