@@ -60,6 +60,30 @@ fn file_rows(table: &Table) -> Vec<Vec<(i64, Option<String>)>> {
         .collect()
 }
 
+/// `id -> (_row_id, _last_updated_sequence_number)` of every row (v3 row lineage).
+fn lineage(table: &Table) -> std::collections::BTreeMap<i64, (i64, i64)> {
+    let (batches, _) = table.scan().with_row_lineage(true).execute().unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for b in &batches {
+        let col = |n: &str| {
+            b.column(b.schema().index_of(n).unwrap())
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .clone()
+        };
+        let (id, row, seq) = (
+            col("id"),
+            col("_row_id"),
+            col("_last_updated_sequence_number"),
+        );
+        for r in 0..b.num_rows() {
+            out.insert(id.value(r), (row.value(r), seq.value(r)));
+        }
+    }
+    out
+}
+
 #[test]
 fn write_sort_order_is_checked_when_set() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,8 +142,14 @@ fn a_column_sort_rewrite_orders_rows_within_and_across_files() {
     let geoberg_sql::Statement::Rewrite(request) = geoberg_sql::parse(request).unwrap() else {
         panic!("a rewrite")
     };
+    let lineage_before = lineage(&table);
     let (table, report) = table.execute_rewrite(&request).unwrap();
     assert_eq!(rows(&table), before, "the multiset of rows is unchanged");
+    assert_eq!(
+        lineage(&table),
+        lineage_before,
+        "rows keep their v3 row lineage"
+    );
     assert!(
         report.to_string().contains("sorted by data DESC"),
         "{report}"
@@ -190,8 +220,14 @@ fn binpack_compacts_without_a_spatial_index_and_keeps_row_order() {
     let geoberg_sql::Statement::Rewrite(request) = geoberg_sql::parse(request).unwrap() else {
         panic!("a rewrite")
     };
+    let lineage_before = lineage(&table);
     let (table, report) = table.execute_rewrite(&request).unwrap();
     assert_eq!(rows(&table), before);
+    assert_eq!(
+        lineage(&table),
+        lineage_before,
+        "rows keep their v3 row lineage"
+    );
     assert_eq!(report.rewritten_data_files_count, 8, "{report}");
     assert_eq!(report.added_data_files_count, 1, "{report}");
     assert!(report.to_string().contains("bin-packed"), "{report}");
