@@ -23,7 +23,13 @@
 //!    wraps), and every geography column of the output files is bounded on the sphere
 //!    ([`OutputFile::bbox`], [`OutputFile::geography_bboxes`]); the Parquet row groups get
 //!    sound GEOGRAPHY statistics through `geoberg_geostats::install_parquet_geo_stats`.
-//! 5. Iceberg v3 row lineage: when the inputs carry a [`RowLineage`] (their `first_row_id` and
+//! 5. Other orders ([`RowOrder`], [`plan_rewrite_ordered`]): columns with directions and null
+//!    orders, Iceberg's z-order ([`ordered_bytes`], [`interleave_bits`]: `ZOrderByteUtils`), or
+//!    the input order (bin-pack). Rows get an order-preserving `u64` prefix key, so planning,
+//!    routing and spilling are the Hilbert path's; each sort chunk is then ordered by the full
+//!    sort order. [`sort_indices`] orders one batch (what an append under `write.sort-order`
+//!    does per file).
+//! 6. Iceberg v3 row lineage: when the inputs carry a [`RowLineage`] (their `first_row_id` and
 //!    data sequence number), every output file also gets the reserved `_row_id` and
 //!    `_last_updated_sequence_number` columns, each row's value copied from its input file's
 //!    column or derived as a reader would (`first_row_id + position`, the data sequence number),

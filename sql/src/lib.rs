@@ -2,7 +2,9 @@
 //!
 //! `geoberg sql "<statement>"` and the `table` crate hand statement text here and get back a
 //! [`Statement`]: a [`RewriteRequest`] for `CREATE SPATIAL INDEX` and its equivalent
-//! `CALL <catalog>.system.rewrite_data_files(...)`, a [`CreateTableRequest`] for `CREATE TABLE`
+//! `CALL <catalog>.system.rewrite_data_files(...)` (with any [`SortOrder`]: columns with
+//! `ASC`/`DESC` and `NULLS FIRST`/`LAST`, `zorder(...)` or `hilbert(...)`, which
+//! [`parse_sort_order`] also reads from the `write.sort-order` property), a [`CreateTableRequest`] for `CREATE TABLE`
 //! with `geometry(<srid>)` / `geography(<crs>)` columns, `ALTER TABLE ... SET / UNSET
 //! TBLPROPERTIES`, Iceberg's maintenance procedures (`CALL ... expire_snapshots(...)`,
 //! `CALL ... remove_orphan_files(...)`, as an [`ExpireSnapshotsRequest`] /
@@ -44,6 +46,14 @@
 //! assert_eq!(filter.spatial_filters()[0].pruning_bbox().max_x, 10.0);
 //! assert_eq!(filter.non_spatial().unwrap().to_sql(), "id > 5");
 //! assert_eq!(parse_condition(&filter.to_sql())?, filter);
+//!
+//! // Seed 001's compaction: a column sort order (Iceberg's defaults: ASC, NULLS FIRST).
+//! let Statement::Rewrite(seed) = parse(
+//!     "CALL cat.system.rewrite_data_files(table => 'db.t', strategy => 'sort', \
+//!      sort_order => 'bbox_min_x ASC, bbox_min_y ASC')",
+//! )? else { unreachable!() };
+//! let RewriteStrategy::Sort(order) = &seed.strategy else { unreachable!() };
+//! assert_eq!(order.to_string(), "bbox_min_x ASC NULLS FIRST, bbox_min_y ASC NULLS FIRST");
 //!
 //! // Table properties and maintenance procedures.
 //! let alter = parse("ALTER TABLE db.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")?;
