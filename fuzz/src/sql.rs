@@ -4,13 +4,14 @@
 
 use geoberg_crs::HilbertSpec;
 use geoberg_geostats::bbox_of_wkb;
-use geoberg_sql::{Predicate, Statement, parse, parse_condition};
+use geoberg_sql::{Predicate, Statement, parse, parse_condition, parse_sort_order};
 
-/// Fuzz target `sql_parse`: the input (lossy UTF-8) is parsed as a statement and as a condition.
+/// Fuzz target `sql_parse`: the input (lossy UTF-8) is parsed as a statement, as a sort order
+/// (`write.sort-order`) and as a condition.
 ///
 /// * Neither parser panics.
 /// * A parsed statement renders (`to_sql`) to text that parses to an equal statement, and the
-///   rendering is a fixed point; the same for conditions.
+///   rendering is a fixed point; the same for sort orders and conditions.
 /// * Every spatial filter's window is finite, its WKB is read by geostats to exactly the
 ///   window's box, and its pruning box is ordered (a negative or NaN distance must not invert
 ///   it).
@@ -23,6 +24,13 @@ pub fn sql_parse(data: &[u8]) {
         assert_eq!(again, statement, "{sql:?} -> {text:?}");
         assert_eq!(again.to_sql(), text, "to_sql is not a fixed point");
         check_statement(&statement);
+    }
+    if let Ok(order) = parse_sort_order(&sql) {
+        let text = order.to_string();
+        let again =
+            parse_sort_order(&text).unwrap_or_else(|e| panic!("{text:?} does not parse: {e}"));
+        assert_eq!(again, order, "{sql:?} -> {text:?}");
+        assert_eq!(again.to_string(), text, "Display is not a fixed point");
     }
     if let Ok(condition) = parse_condition(&sql) {
         let text = condition.to_sql();
