@@ -34,10 +34,15 @@ impl RewriteSummary {
             "added_bytes_count": r.added_bytes_count,
             "rewritten_records_count": r.rewritten_records_count,
             "snapshot_ids": r.snapshot_ids,
-            "index": {
-                "column": r.index.column,
-                "precision": r.index.spec.precision,
-                "bounds": [b.min_x, b.min_y, b.max_x, b.max_y],
+            // The Hilbert index, for a Hilbert rewrite; other orders have none.
+            "index": if r.order.is_hilbert() {
+                json!({
+                    "column": r.index.column,
+                    "precision": r.index.spec.precision,
+                    "bounds": [b.min_x, b.min_y, b.max_x, b.max_y],
+                })
+            } else {
+                Value::Null
             },
             "elapsed_ms": self.elapsed.as_secs_f64() * 1e3,
         })
