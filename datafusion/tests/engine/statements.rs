@@ -473,3 +473,49 @@ fn properties_and_maintenance_procedures_change_the_table_as_iceberg_does() {
     let rows = s.sql("SELECT id FROM db.m ORDER BY id").unwrap();
     assert_eq!(ids(&rows), [2, 3]);
 }
+
+/// `CALL ... rewrite_manifests` through the engine: one manifest per INSERT become one, with
+/// Iceberg's result columns, and a query returns the inserted rows before and after.
+#[test]
+fn rewrite_manifests_procedure_keeps_the_rows_and_reports_iceberg_columns() {
+    use arrow::array::UInt64Array;
+
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.rm (id bigint, geom geometry(4326))")
+        .unwrap();
+    for id in 1..=6 {
+        s.sql(&format!(
+            "INSERT INTO db.rm VALUES ({id}, ST_SetSRID(ST_Point({id}, {id}), 4326))"
+        ))
+        .unwrap();
+    }
+    let select = "SELECT id FROM db.rm WHERE ST_Intersects(geom, \
+                  ST_SetSRID(ST_MakeEnvelope(0, 0, 4.5, 4.5), 4326)) ORDER BY id";
+    assert_eq!(ids(&s.sql(select).unwrap()), [1, 2, 3, 4]);
+    let out = s
+        .sql("CALL geoberg.system.rewrite_manifests(table => 'db.rm', use_caching => false)")
+        .unwrap();
+    let count = |name: &str| {
+        out[0]
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap()
+            .value(0)
+    };
+    assert_eq!(count("rewritten_manifests_count"), 6);
+    assert_eq!(count("added_manifests_count"), 1);
+    assert_eq!(ids(&s.sql(select).unwrap()), [1, 2, 3, 4]);
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.rm ORDER BY id").unwrap()),
+        [1, 2, 3, 4, 5, 6]
+    );
+    // A bad argument is a typed error naming the fix.
+    let err = s
+        .sql("CALL geoberg.system.rewrite_manifests(table => 'db.rm', use_caching => 'yes')")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("true or false"), "{err}");
+}
