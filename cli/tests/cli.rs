@@ -934,4 +934,13 @@ fn rewrite_manifests_runs_from_geoberg_sql() {
     assert_eq!(after["rows"], before["rows"]);
     let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
     assert_eq!(inspect["manifests"], 1);
+    // upgrade_geometry runs through the same path; this column already declares its CRS.
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CALL geoberg.system.upgrade_geometry(table => 'db.points', column => 'geometry', \
+             srid => 4326)",
+        ],
+        &["nothing to upgrade"],
+    );
 }

@@ -276,3 +276,38 @@ fn manifest_bloat_warns_past_the_threshold_and_names_the_fix() {
     let (t, _) = t.rewrite_manifests().execute().unwrap();
     assert_eq!(t.manifest_bloat_over(3).unwrap(), None);
 }
+
+#[test]
+fn deletion_vector_manifests_are_regrouped_apart_from_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = partitioned_points_table(Arc::clone(&catalog), "t", &[]);
+    let (mut t, mut written) = many_appends(t, 8);
+    // Three deletes on rows of three different appends: three delete manifests.
+    for id in [3, 17, 31] {
+        t = t
+            .delete(filter(&format!("id = {id}")))
+            .mode(RowChangeMode::MergeOnRead)
+            .execute()
+            .unwrap()
+            .0;
+        written.retain(|r| r.0 != id);
+    }
+    assert_eq!(t.manifest_count().unwrap(), 11);
+    let lineage_before = lineage(&t);
+    let (t, report) = t.rewrite_manifests().execute().unwrap();
+    assert_eq!(report.rewritten_manifests_count, 11, "{report:?}");
+    assert_eq!(report.added_manifests_count, 2, "{report:?}");
+    assert_eq!(rows(&t), written);
+    assert_eq!(lineage(&t), lineage_before);
+    // The regrouped deletion vectors still apply after a reload, and a later delete on a
+    // file that already has one (ids 0 and 3 share a file) merges with it.
+    let t = Table::load(catalog, &TableIdent::new("test_db", "t").unwrap()).unwrap();
+    let (t, _) = t
+        .delete(filter("id = 0"))
+        .mode(RowChangeMode::MergeOnRead)
+        .execute()
+        .unwrap();
+    written.retain(|r| r.0 != 0);
+    assert_eq!(rows(&t), written);
+}
