@@ -36,7 +36,10 @@ pub(crate) fn run(
         ),
     });
     one_row_of_counts(&[
-        ("rewritten_manifests_count", report.rewritten_manifests_count),
+        (
+            "rewritten_manifests_count",
+            report.rewritten_manifests_count,
+        ),
         ("added_manifests_count", report.added_manifests_count),
     ])
 }

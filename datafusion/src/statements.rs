@@ -274,7 +274,11 @@ pub(crate) fn resolve(catalog_name: &str, name: &TableName) -> Result<TableIdent
     Ok(TableIdent::new(namespace, name.name())?)
 }
 
-pub(crate) fn load(catalog: &Arc<dyn Catalog>, catalog_name: &str, name: &TableName) -> Result<Table> {
+pub(crate) fn load(
+    catalog: &Arc<dyn Catalog>,
+    catalog_name: &str,
+    name: &TableName,
+) -> Result<Table> {
     Ok(Table::load(
         Arc::clone(catalog),
         &resolve(catalog_name, name)?,

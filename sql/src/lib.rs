@@ -96,9 +96,9 @@ pub use predicate::{CompareOp, Literal, Predicate};
 pub use procedure::SUPPORTED_PROCEDURES;
 pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use rewrite_manifests::RewriteManifestsRequest;
-pub use upgrade_geometry::UpgradeGeometryRequest;
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
+pub use upgrade_geometry::UpgradeGeometryRequest;
 
 /// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for the table
 /// crate's row filter or `geoberg audit --where`. The limits of [`parse`] apply; an optional

@@ -13,12 +13,11 @@ use crate::name::{TableName, quote_ident, quote_string};
 use crate::predicate::function_name;
 use crate::rewrite::{in_string, rewrite_from_call};
 use crate::rewrite_manifests::rewrite_manifests_from_call;
-use crate::upgrade_geometry::upgrade_geometry_from_call;
 use crate::statement::Statement;
+use crate::upgrade_geometry::upgrade_geometry_from_call;
 
 /// The procedures geoberg runs, named in every "no such procedure" message.
-pub const SUPPORTED_PROCEDURES: &str =
-    "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
+pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
      upgrade_geometry";
 
 /// One procedure's parameters in Iceberg's positional order, and those geoberg reads.
@@ -172,9 +171,7 @@ pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
     match procedure.name {
         "rewrite_data_files" => rewrite_from_call(&args).map(Statement::Rewrite),
         "expire_snapshots" => expire_snapshots_from_call(&args).map(Statement::ExpireSnapshots),
-        "rewrite_manifests" => {
-            rewrite_manifests_from_call(&args).map(Statement::RewriteManifests)
-        }
+        "rewrite_manifests" => rewrite_manifests_from_call(&args).map(Statement::RewriteManifests),
         "upgrade_geometry" => upgrade_geometry_from_call(&args).map(Statement::UpgradeGeometry),
         _ => remove_orphan_files_from_call(&args).map(Statement::RemoveOrphanFiles),
     }

@@ -68,7 +68,10 @@ mod tests {
             let Statement::RewriteManifests(r) = parse(sql).unwrap() else {
                 panic!("{sql}")
             };
-            assert_eq!(parse(&r.to_sql()).unwrap(), Statement::RewriteManifests(r.clone()));
+            assert_eq!(
+                parse(&r.to_sql()).unwrap(),
+                Statement::RewriteManifests(r.clone())
+            );
         }
         let Statement::RewriteManifests(r) =
             parse("CALL cat.system.rewrite_manifests('db.t', true)").unwrap()
@@ -84,7 +87,10 @@ mod tests {
         let e = parse("CALL cat.system.rewrite_manifests(table => 'db.t', use_caching => 3)")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("use_caching") && e.contains("true or false"), "{e}");
+        assert!(
+            e.contains("use_caching") && e.contains("true or false"),
+            "{e}"
+        );
         let e = parse("CALL cat.system.rewrite_manifests(table => 'db.t', spec_id => 0)")
             .unwrap_err()
             .to_string();

@@ -9,11 +9,11 @@ use crate::create_table::{CreateTableRequest, parse_create_table};
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
-use crate::rewrite_manifests::RewriteManifestsRequest;
-use crate::upgrade_geometry::UpgradeGeometryRequest;
 use crate::name::{TableName, quote_string};
 use crate::procedure::parse_call;
 use crate::rewrite::{RewriteRequest, parse_create_spatial_index};
+use crate::rewrite_manifests::RewriteManifestsRequest;
+use crate::upgrade_geometry::UpgradeGeometryRequest;
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
 // A statement is parsed once and executed once: boxing the larger requests would only add an

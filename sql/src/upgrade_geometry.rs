@@ -78,9 +78,7 @@ pub(crate) fn upgrade_geometry_from_call(
         Some((e, _)) => {
             return Err(SqlError::invalid(
                 "argument `srid`",
-                format!(
-                    "expected an SRID (a whole number: 4326, 3857 or 0), found {e}"
-                ),
+                format!("expected an SRID (a whole number: 4326, 3857 or 0), found {e}"),
             ));
         }
         None => {
@@ -147,12 +145,15 @@ mod tests {
         assert!(m.contains("column =>"), "{m}");
         let m = e("CALL cat.system.upgrade_geometry(table => 'db.t', column => 'geom')");
         assert!(m.contains("srid =>"), "{m}");
-        let m = e("CALL cat.system.upgrade_geometry(table => 'db.t', column => 'geom', srid => 'x')");
+        let m =
+            e("CALL cat.system.upgrade_geometry(table => 'db.t', column => 'geom', srid => 'x')");
         assert!(m.contains("4326"), "{m}");
         let m = e("CALL cat.system.upgrade_geometry(table => 'db.t', column => 3, srid => 4326)");
         assert!(m.contains("column => 'geom'"), "{m}");
-        let m = e("CALL cat.system.upgrade_geometry(table => 'db.t', column => 'g', srid => 4326, \
-                   target => 'not a name')");
+        let m = e(
+            "CALL cat.system.upgrade_geometry(table => 'db.t', column => 'g', srid => 4326, \
+                   target => 'not a name')",
+        );
         assert!(m.contains("target"), "{m}");
     }
 }

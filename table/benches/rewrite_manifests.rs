@@ -34,7 +34,10 @@ fn appended(dir: &std::path::Path, n: usize) -> Table {
     let data = table.metadata().location().to_string() + "/data";
     let rows = 5i64;
     for i in 0..n {
-        let (x, y) = (-180.0 + (i % side) as f64 * w, -90.0 + (i / side) as f64 * h);
+        let (x, y) = (
+            -180.0 + (i % side) as f64 * w,
+            -90.0 + (i / side) as f64 * h,
+        );
         let (lo, hi) = encode_geospatial_bounds(&BBox::new(x, y, x + w, y + h));
         let file = DataFileBuilder::default()
             .content(DataContentType::Data)
@@ -56,7 +59,11 @@ fn appended(dir: &std::path::Path, n: usize) -> Table {
             ]))
             .build()
             .unwrap();
-        table = table.stage_data_files(vec![file]).unwrap().commit().unwrap();
+        table = table
+            .stage_data_files(vec![file])
+            .unwrap()
+            .commit()
+            .unwrap();
     }
     table
 }

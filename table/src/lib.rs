@@ -141,8 +141,8 @@ pub use ops::rewrite_manifests::{
     DEFAULT_MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_PROPERTY, RewriteManifests,
     RewriteManifestsReport,
 };
-pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
+pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,

@@ -160,7 +160,10 @@ fn a_small_target_cuts_partition_clustered_manifests() {
     assert_eq!(t.data_files().unwrap().len(), 90);
     assert!(!is_clustered(&partitions_in_manifest_order(&t)));
     let bytes_per_manifest = {
-        let f = t.storage().list(&format!("{}/metadata", t.metadata().location())).unwrap();
+        let f = t
+            .storage()
+            .list(&format!("{}/metadata", t.metadata().location()))
+            .unwrap();
         let manifests: Vec<_> = f
             .iter()
             .filter(|f| f.location.ends_with(".avro") && !f.location.contains("/snap-"))
@@ -221,7 +224,10 @@ fn format_version_2_keeps_position_deletes_and_sequence_numbers() {
     ])
     .partition_by(PartitionField::identity("data"))
     .allow_undeclared_crs()
-    .create(Arc::clone(&catalog), &TableIdent::new("test_db", "t").unwrap())
+    .create(
+        Arc::clone(&catalog),
+        &TableIdent::new("test_db", "t").unwrap(),
+    )
     .unwrap();
     assert_eq!(t.metadata().format_version() as u8, 2);
     let (t, mut written) = many_appends(t, 6);
@@ -269,7 +275,8 @@ fn manifest_bloat_warns_past_the_threshold_and_names_the_fix() {
     assert_eq!((bloat.manifests, bloat.threshold), (4, 3));
     let message = bloat.to_string();
     assert!(
-        message.contains("rewrite_manifests(table => 'test_db.t')") && message.contains("4 manifests"),
+        message.contains("rewrite_manifests(table => 'test_db.t')")
+            && message.contains("4 manifests"),
         "{message}"
     );
     assert_eq!(t.manifest_bloat().unwrap(), None);

@@ -97,16 +97,10 @@ fn copies_every_row_into_a_v3_geometry_4326_table_and_leaves_the_source() {
     assert_eq!(report.source_rows, written.len() as u64);
     assert_eq!(report.copied_rows, written.len() as u64);
     let nulls = written.iter().filter(|r| r.2.is_none()).count() as u64;
-    let ewkb = written
-        .iter()
-        .filter(|r| r.0 % 4 == 0)
-        .count() as u64;
+    let ewkb = written.iter().filter(|r| r.0 % 4 == 0).count() as u64;
     assert_eq!(report.null_values, nulls);
     assert_eq!(report.ewkb_values, ewkb);
-    assert_eq!(
-        report.labelled_values,
-        written.len() as u64 - nulls - ewkb
-    );
+    assert_eq!(report.labelled_values, written.len() as u64 - nulls - ewkb);
 
     // The new table: v3, geometry(4326), same partitioning and properties, the same rows.
     let v3 = Table::load(Arc::clone(&catalog), v3.ident()).unwrap();
@@ -189,7 +183,10 @@ fn values_with_another_srid_are_counted_and_nothing_is_copied() {
         "{message}"
     );
     assert!(
-        catalog.metadata_location(&ident("mixed_v3")).unwrap().is_none(),
+        catalog
+            .metadata_location(&ident("mixed_v3"))
+            .unwrap()
+            .is_none(),
         "a refused upgrade creates no table"
     );
     // Asked for 3857: the plain WKB value is labelled 3857, the two EWKB 3857 values agree,
@@ -197,7 +194,9 @@ fn values_with_another_srid_are_counted_and_nothing_is_copied() {
     let err = t.upgrade_geometry("geom", 3857, None).unwrap_err();
     match &err {
         Error::UpgradeSridMismatch {
-            mismatched, by_srid, ..
+            mismatched,
+            by_srid,
+            ..
         } => assert_eq!(
             (*mismatched, by_srid.as_str()),
             (2, "1 with SRID 0, 1 with SRID 4326"),
@@ -241,7 +240,12 @@ fn malformed_wkb_names_its_file_and_bad_requests_name_the_fix() {
         }
         other => panic!("expected malformed geometry, got {other}"),
     }
-    assert!(catalog.metadata_location(&ident("broken_v3")).unwrap().is_none());
+    assert!(
+        catalog
+            .metadata_location(&ident("broken_v3"))
+            .unwrap()
+            .is_none()
+    );
 
     // An SRID a geometry column cannot declare; a column that already declares one; a column
     // that is not there.

@@ -538,7 +538,10 @@ fn upgrade_geometry_procedure_copies_a_no_crs_table_to_geometry_4326() {
         Column::new("geom", DataType::LEGACY_GEOMETRY),
     ])
     .allow_undeclared_crs()
-    .create(Arc::clone(&w.catalog), &TableIdent::new("db", "legacy").unwrap())
+    .create(
+        Arc::clone(&w.catalog),
+        &TableIdent::new("db", "legacy").unwrap(),
+    )
     .unwrap();
     let batch = |ids: &[i64], ewkb_srid: Option<u32>| {
         let geoms: Vec<Vec<u8>> = ids
@@ -597,7 +600,10 @@ fn upgrade_geometry_procedure_copies_a_no_crs_table_to_geometry_4326() {
         4326
     );
     let ddl = pretty_format(&s.sql("SHOW CREATE TABLE db.legacy_v3").unwrap()).unwrap();
-    assert!(ddl.contains("GEOMETRY(4326)") || ddl.contains("geometry(4326)"), "{ddl}");
+    assert!(
+        ddl.contains("GEOMETRY(4326)") || ddl.contains("geometry(4326)"),
+        "{ddl}"
+    );
     let window = "SELECT id FROM db.legacy_v3 WHERE ST_Intersects(geom, \
                   ST_SetSRID(ST_MakeEnvelope(1.5, 1.5, 4.5, 4.5), 4326)) ORDER BY id";
     assert_eq!(ids(&s.sql(window).unwrap()), [2, 3, 4]);
@@ -616,7 +622,9 @@ fn upgrade_geometry_procedure_copies_a_no_crs_table_to_geometry_4326() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("1 with SRID 3857") && err.contains("ST_SetSRID") && err.contains("ST_Transform"),
+        err.contains("1 with SRID 3857")
+            && err.contains("ST_SetSRID")
+            && err.contains("ST_Transform"),
         "{err}"
     );
     assert!(

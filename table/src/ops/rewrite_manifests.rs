@@ -149,7 +149,11 @@ impl RewriteManifests<'_> {
 
 /// `commit.manifest.target-size-bytes`, or Iceberg's default.
 fn target_size(table: &Table) -> Result<u64> {
-    match table.metadata().properties().get(MANIFEST_TARGET_SIZE_PROPERTY) {
+    match table
+        .metadata()
+        .properties()
+        .get(MANIFEST_TARGET_SIZE_PROPERTY)
+    {
         Some(v) => parse_positive(MANIFEST_TARGET_SIZE_PROPERTY, v, "a size in bytes"),
         None => Ok(DEFAULT_MANIFEST_TARGET_SIZE_BYTES),
     }
@@ -203,7 +207,10 @@ fn plan(table: &Table, target: u64) -> Result<ManifestRewrite> {
             ManifestContentType::Data => 0,
             ManifestContentType::Deletes => 1,
         };
-        groups.entry((content, m.partition_spec_id)).or_default().push(m);
+        groups
+            .entry((content, m.partition_spec_id))
+            .or_default()
+            .push(m);
     }
     let mut rewrite = ManifestRewrite::default();
     for ((_, spec_id), group) in groups {

@@ -230,14 +230,17 @@ impl Table {
                 .execute()?;
             for b in &batches {
                 census.rows += b.num_rows() as u64;
-                let values = b.column_by_name(column).ok_or_else(|| self.no_column(column))?;
-                let values = values.as_binary_opt::<i32>().ok_or_else(|| {
-                    Error::WrongColumnType {
-                        column: column.to_string(),
-                        found: values.data_type().to_string(),
-                        expected: "WKB in a binary column".into(),
-                    }
-                })?;
+                let values = b
+                    .column_by_name(column)
+                    .ok_or_else(|| self.no_column(column))?;
+                let values =
+                    values
+                        .as_binary_opt::<i32>()
+                        .ok_or_else(|| Error::WrongColumnType {
+                            column: column.to_string(),
+                            found: values.data_type().to_string(),
+                            expected: "WKB in a binary column".into(),
+                        })?;
                 let positions = b
                     .column_by_name(POS_COLUMN)
                     .and_then(|c| c.as_primitive_opt::<arrow_array::types::Int64Type>());

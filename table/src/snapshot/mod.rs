@@ -29,7 +29,6 @@ pub(crate) use commit::{CommitFailure, SnapshotOperation, commit_with_retry};
 use summary::SummaryBuilder;
 pub(crate) use validation::{ReadSet, validate_since};
 
-
 use crate::bridge;
 use crate::error::{Error, Result};
 use crate::lineage::inherited_first_row_ids;
@@ -226,7 +225,11 @@ impl<'a> SnapshotProducer<'a> {
         let mut current = table.manifests()?;
         if let Some(rewrite) = self.manifest_rewrite.take() {
             let listed: HashSet<&str> = current.iter().map(|m| m.manifest_path.as_str()).collect();
-            if let Some(gone) = rewrite.replaced.iter().find(|p| !listed.contains(p.as_str())) {
+            if let Some(gone) = rewrite
+                .replaced
+                .iter()
+                .find(|p| !listed.contains(p.as_str()))
+            {
                 return Err(Error::RewriteConflict {
                     table: table.ident().to_string(),
                     reason: format!(
@@ -521,7 +524,11 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// The same entry with an explicit `first_row_id` (v3 row lineage of an EXISTING file).
-pub(crate) fn with_first_row_id(file: &DataFile, first_row_id: i64, spec_id: i32) -> Result<DataFile> {
+pub(crate) fn with_first_row_id(
+    file: &DataFile,
+    first_row_id: i64,
+    spec_id: i32,
+) -> Result<DataFile> {
     let mut builder = DataFileBuilder::default();
     if let Some(id) = file.sort_order_id() {
         builder.sort_order_id(id);
