@@ -6,9 +6,10 @@
 //! `geo.points_v2` (legacy geometry + bbox columns, format-version 2) and `geo.nested_v3`
 //! (struct, list, map, decimal, uuid, fixed, time and geometry columns, 3 files) and prints
 //! their rows.
-//! `interop upgrade <catalog.db> <catalog-name> <namespace.table> <geom-col> <srid>` copies a
-//! no-CRS table into `<table>_v3` with `geometry(<srid>)` (`upgrade_geometry`), then regroups
-//! the copy's manifests (`rewrite_manifests`); prints both results as JSON.
+//! `interop upgrade <catalog.db> <catalog-name> <warehouse> <namespace.table> <geom-col> <srid>`
+//! copies a no-CRS table into `<table>_v3` (under the warehouse) with `geometry(<srid>)`
+//! (`upgrade_geometry`), then regroups the copy's manifests (`rewrite_manifests`); prints both
+//! results as JSON.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -86,9 +87,9 @@ fn rewrite(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn upgrade(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(&a[0], &a[1], "/")?);
-    let table = Table::load(catalog, &TableIdent::parse(&a[2])?)?;
-    let (upgraded, report) = table.upgrade_geometry(&a[3], a[4].parse()?, None)?;
+    let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(&a[0], &a[1], &a[2])?);
+    let table = Table::load(catalog, &TableIdent::parse(&a[3])?)?;
+    let (upgraded, report) = table.upgrade_geometry(&a[4], a[5].parse()?, None)?;
     let (upgraded, manifests) = upgraded.rewrite_manifests().execute()?;
     println!(
         "{}",

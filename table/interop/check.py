@@ -105,7 +105,7 @@ def main():
 
     # upgrade_geometry (seed 004): the v2 no-CRS table copied to a v3 geometry(4326) table,
     # its manifests then regrouped; pyiceberg and DuckDB read the copy's rows.
-    out = subprocess.run([binary, "upgrade", db, "geoberg", "geo.points_v2", "geom", "4326"], check=True,
+    out = subprocess.run([binary, "upgrade", db, "geoberg", os.path.join(work, "warehouse"), "geo.points_v2", "geom", "4326"], check=True,
                          capture_output=True, text=True)
     upgraded = json.loads(out.stdout)
     check(upgraded["copied_rows"] == upgraded["source_rows"] == len(rows), f"geoberg upgrades the v2 table: {upgraded}")
@@ -122,6 +122,8 @@ def main():
     check(got == rows, "DuckDB iceberg_scan reads every row of the upgraded table identically")
     v2_after = cat.load_table("geo.points_v2")
     check(v2_after.metadata_location == v2.metadata_location, "the source table is untouched")
+    check(upgraded["metadata_location"].startswith(f"file://{work}/warehouse/geo/points_v2_v3/"),
+          f"the upgraded table sits in the warehouse: {upgraded['metadata_location']}")
 
     check_nested(cat, written["nested"], con)
 
