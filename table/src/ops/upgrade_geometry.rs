@@ -67,7 +67,9 @@ impl Table {
     /// Copies this table into a new format-version 3 table (`target`, default
     /// `<name>`[`UPGRADE_TARGET_SUFFIX`] in the same namespace) whose `column` is
     /// `geometry(srid)`. See the module docs of `ops/upgrade_geometry.rs` for the rules;
-    /// refused without writing anything when a value's SRID differs from `srid`.
+    /// refused without writing anything when a value's SRID differs from `srid`. Both the
+    /// check and the copy read this handle's snapshot, so a write to the source meanwhile is
+    /// not copied (reload and upgrade again, or append it to the new table).
     ///
     /// ```no_run
     /// # fn f(table: geoberg_table::Table) -> geoberg_table::Result<()> {
@@ -149,11 +151,13 @@ impl Table {
             Ok((table, copied)) => {
                 let _ = table.drop_table(true);
                 Err(Error::InvalidData(format!(
-                    "upgrade_geometry copied {copied} rows of {} but the source has {}; the \
-                     new table {target} was dropped. Was {} written to meanwhile? Run it again",
+                    "upgrade_geometry copied {copied} rows of {} but read {} from the same \
+                     snapshot; the new table {target} was dropped and nothing else changed. \
+                     This is a bug in geoberg: please report it with the table's metadata file \
+                     {}",
                     self.ident(),
                     census.rows,
-                    self.ident()
+                    self.metadata_location()
                 )))
             }
             Err(e) => {
