@@ -83,6 +83,13 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
     };
 
     let mut problems = Vec::new();
+    // Manifest bloat slows planning but loses nothing: a warning, not a failed check.
+    let manifests = table.manifest_count()?;
+    let warnings: Vec<String> = table
+        .manifest_bloat()?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     if !unbounded.is_empty() {
         problems.push(format!(
             "{} of {} files have no bounds for {} (every query reads them; check the metrics \
@@ -150,6 +157,15 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
             r.rows
         );
     }
+    let _ = writeln!(
+        s,
+        "{} manifests: {manifests} (warned above {})",
+        if warnings.is_empty() { "ok  " } else { "warn" },
+        geoberg_table::MANIFEST_COUNT_WARNING_THRESHOLD
+    );
+    for w in &warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     if let Some((w, plan, verdict)) = &pruning {
         let _ = writeln!(
             s,
@@ -191,6 +207,8 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
                 "max_fraction": args.max_fraction,
                 "ok": verdict.is_ok(),
             })),
+            "manifests": manifests,
+            "warnings": warnings,
             "problems": problems,
         }),
     );

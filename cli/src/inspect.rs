@@ -60,6 +60,8 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
     let unbounded = files.iter().filter(|f| f.bbox.is_none()).count();
     let bounds = extent(&files);
     let depth = overlap_depth(&files);
+    let manifests = table.manifest_count()?;
+    let bloat = table.manifest_bloat()?;
 
     let mut s = String::new();
     let _ = writeln!(s, "table {}", table.ident());
@@ -108,6 +110,10 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
             String::new()
         }
     );
+    let _ = writeln!(s, "manifests: {manifests}");
+    if let Some(b) = &bloat {
+        let _ = writeln!(s, "warning: {b}");
+    }
     match bounds {
         Some(b) => {
             let _ = writeln!(
@@ -189,6 +195,8 @@ pub fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<()> {
                 .sum::<u64>(),
             "bounds": bounds.map(|b| [b.min_x, b.min_y, b.max_x, b.max_y]),
             "overlap_depth": depth,
+            "manifests": manifests,
+            "warnings": bloat.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "files": files_json,
         }),
     );

@@ -506,6 +506,9 @@ fn inspect_layout_and_audit_a_table() {
         text.contains("overlap depth") && text.contains("snapshots: 1"),
         "{text}"
     );
+    // One commit, one manifest: far from the 5,000 that draw a warning.
+    assert_eq!(j["manifests"], 1);
+    assert_eq!(j["warnings"].as_array().unwrap().len(), 0);
 
     let svg_path = env.path("layout.svg");
     env.run(&[
@@ -897,4 +900,47 @@ fn geography_audit_layout_and_query_across_the_antimeridian() {
         .map(|r| r["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids, [1, 2, 4], "{j}");
+}
+
+#[test]
+fn rewrite_manifests_runs_from_geoberg_sql() {
+    let (env, points) = imported();
+    for id in 0..3 {
+        env.run(&[
+            "sql",
+            &format!(
+                "INSERT INTO db.points (id, geometry) VALUES ({}, ST_SetSRID(ST_Point(1, 1), 4326))",
+                10_000 + id
+            ),
+        ])
+        .ok();
+    }
+    let select = "SELECT count(*) FROM db.points";
+    let before = env.run(&["--json", "sql", select]).ok().json();
+    assert_eq!(before["rows"][0]["count(*)"], points.len() as u64 + 3);
+    let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
+    assert_eq!(inspect["manifests"], 4);
+    let call = env
+        .run(&[
+            "--json",
+            "sql",
+            "CALL geoberg.system.rewrite_manifests(table => 'db.points')",
+        ])
+        .ok()
+        .json();
+    assert_eq!(call["rows"][0]["rewritten_manifests_count"], 4, "{call}");
+    assert_eq!(call["rows"][0]["added_manifests_count"], 1, "{call}");
+    let after = env.run(&["--json", "sql", select]).ok().json();
+    assert_eq!(after["rows"], before["rows"]);
+    let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
+    assert_eq!(inspect["manifests"], 1);
+    // upgrade_geometry runs through the same path; this column already declares its CRS.
+    env.fails_cleanly(
+        &[
+            "sql",
+            "CALL geoberg.system.upgrade_geometry(table => 'db.points', column => 'geometry', \
+             srid => 4326)",
+        ],
+        &["nothing to upgrade"],
+    );
 }

@@ -95,6 +95,7 @@ mod output;
 mod provider;
 mod pushdown;
 mod rectangle_kernel;
+mod rewrite_manifests;
 mod route;
 mod row_change;
 mod row_positions;
@@ -104,6 +105,7 @@ mod session;
 mod statements;
 mod store;
 mod type_planner;
+mod upgrade_geometry;
 mod values_type;
 
 pub use catalog::{GeobergCatalogProvider, GeobergSchemaProvider};

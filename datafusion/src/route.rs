@@ -11,7 +11,8 @@ use crate::error::Result;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Route {
     /// A geoberg table operation, parsed: `CREATE SPATIAL INDEX`, `CALL ...
-    /// rewrite_data_files` / `expire_snapshots` / `remove_orphan_files`, `ALTER TABLE ... SET` /
+    /// rewrite_data_files` / `expire_snapshots` / `remove_orphan_files` /
+    /// `rewrite_manifests` / `upgrade_geometry`, `ALTER TABLE ... SET` /
     /// `UNSET TBLPROPERTIES`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
     /// `CREATE TABLE` with a column list (Spark's form: `USING iceberg`, `PARTITIONED BY`,
     /// `TBLPROPERTIES`).

@@ -146,6 +146,12 @@ pub(crate) fn run(
             ));
             strings(&[("orphan_file_location", orphans)])
         }
+        Statement::RewriteManifests(request) => {
+            crate::rewrite_manifests::run(catalog, catalog_name, request, notices)
+        }
+        Statement::UpgradeGeometry(request) => {
+            crate::upgrade_geometry::run(catalog, catalog_name, request, notices)
+        }
         Statement::ShowCreateTable(name) => {
             let table = load(catalog, catalog_name, name)?;
             let ddl = table.show_create_table(catalog_name);
@@ -212,7 +218,7 @@ pub(crate) fn run(
 }
 
 /// One row of named counts (a procedure's result).
-fn one_row_of_counts(counts: &[(&str, u64)]) -> Result<Vec<RecordBatch>> {
+pub(crate) fn one_row_of_counts(counts: &[(&str, u64)]) -> Result<Vec<RecordBatch>> {
     let schema = Schema::new(
         counts
             .iter()
@@ -268,7 +274,11 @@ pub(crate) fn resolve(catalog_name: &str, name: &TableName) -> Result<TableIdent
     Ok(TableIdent::new(namespace, name.name())?)
 }
 
-fn load(catalog: &Arc<dyn Catalog>, catalog_name: &str, name: &TableName) -> Result<Table> {
+pub(crate) fn load(
+    catalog: &Arc<dyn Catalog>,
+    catalog_name: &str,
+    name: &TableName,
+) -> Result<Table> {
     Ok(Table::load(
         Arc::clone(catalog),
         &resolve(catalog_name, name)?,

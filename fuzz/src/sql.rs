@@ -71,6 +71,8 @@ fn check_statement(statement: &Statement) {
             assert!(r.retain_last.is_none_or(|n| n >= 1), "{r:?}");
         }
         Statement::RemoveOrphanFiles(_)
+        | Statement::RewriteManifests(_)
+        | Statement::UpgradeGeometry(_)
         | Statement::CreateTable(_)
         | Statement::ShowCreateTable(_)
         | Statement::ShowTblProperties { .. }

@@ -7,8 +7,10 @@
 //! [`parse_sort_order`] also reads from the `write.sort-order` property), a [`CreateTableRequest`] for `CREATE TABLE`
 //! with `geometry(<srid>)` / `geography(<crs>)` columns, `ALTER TABLE ... SET / UNSET
 //! TBLPROPERTIES`, Iceberg's maintenance procedures (`CALL ... expire_snapshots(...)`,
-//! `CALL ... remove_orphan_files(...)`, as an [`ExpireSnapshotsRequest`] /
-//! [`RemoveOrphanFilesRequest`]), and the `SHOW` / `DESCRIBE` forms.
+//! `CALL ... remove_orphan_files(...)`, `CALL ... rewrite_manifests(...)`, as an
+//! [`ExpireSnapshotsRequest`] / [`RemoveOrphanFilesRequest`] / [`RewriteManifestsRequest`]),
+//! geoberg's `CALL ... upgrade_geometry(...)` ([`UpgradeGeometryRequest`]), and the `SHOW` /
+//! `DESCRIBE` forms.
 //! WHERE conditions (a rewrite's `where => "..."`, the table crate's row filter,
 //! `geoberg audit --where`) go through [`parse_condition`] and become a [`Predicate`] tree
 //! whose spatial leaves carry the query window as WKB and bbox, so that a scan can prune files
@@ -84,9 +86,11 @@ mod name;
 mod predicate;
 mod procedure;
 mod rewrite;
+mod rewrite_manifests;
 mod sort_order;
 mod spatial;
 mod statement;
+mod upgrade_geometry;
 
 pub use create_table::{
     Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,
@@ -102,11 +106,13 @@ pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
 pub use procedure::SUPPORTED_PROCEDURES;
 pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
+pub use rewrite_manifests::RewriteManifestsRequest;
 pub use sort_order::{
     NullOrder, SORT_ORDER_FORMS, SortDirection, SortField, SortOrder, parse_sort_order,
 };
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
 pub use statement::{Statement, parse};
+pub use upgrade_geometry::UpgradeGeometryRequest;
 
 /// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for the table
 /// crate's row filter or `geoberg audit --where`. The limits of [`parse`] apply; an optional

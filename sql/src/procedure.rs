@@ -12,10 +12,13 @@ use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_ca
 use crate::name::{TableName, quote_ident, quote_string};
 use crate::predicate::function_name;
 use crate::rewrite::{in_string, rewrite_from_call};
+use crate::rewrite_manifests::rewrite_manifests_from_call;
 use crate::statement::Statement;
+use crate::upgrade_geometry::upgrade_geometry_from_call;
 
 /// The procedures geoberg runs, named in every "no such procedure" message.
-pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files";
+pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
+     upgrade_geometry";
 
 /// One procedure's parameters in Iceberg's positional order, and those geoberg reads.
 struct Procedure {
@@ -26,7 +29,7 @@ struct Procedure {
     supported: usize,
 }
 
-const PROCEDURES: [Procedure; 3] = [
+const PROCEDURES: [Procedure; 5] = [
     Procedure {
         name: "rewrite_data_files",
         parameters: &["table", "strategy", "sort_order", "options", "where"],
@@ -58,6 +61,18 @@ const PROCEDURES: [Procedure; 3] = [
             "equal_authorities",
             "prefix_mismatch_mode",
         ],
+        supported: 4,
+    },
+    // Iceberg's RewriteManifestsProcedure: `table`, `use_caching`, `spec_id`.
+    Procedure {
+        name: "rewrite_manifests",
+        parameters: &["table", "use_caching", "spec_id"],
+        supported: 2,
+    },
+    // geoberg's own (seed 004's upgrade of a no-CRS geometry table).
+    Procedure {
+        name: "upgrade_geometry",
+        parameters: &["table", "column", "srid", "target"],
         supported: 4,
     },
 ];
@@ -156,6 +171,8 @@ pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
     match procedure.name {
         "rewrite_data_files" => rewrite_from_call(&args).map(Statement::Rewrite),
         "expire_snapshots" => expire_snapshots_from_call(&args).map(Statement::ExpireSnapshots),
+        "rewrite_manifests" => rewrite_manifests_from_call(&args).map(Statement::RewriteManifests),
+        "upgrade_geometry" => upgrade_geometry_from_call(&args).map(Statement::UpgradeGeometry),
         _ => remove_orphan_files_from_call(&args).map(Statement::RemoveOrphanFiles),
     }
 }

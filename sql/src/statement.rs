@@ -12,6 +12,8 @@ use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
 use crate::name::{TableName, quote_string};
 use crate::procedure::parse_call;
 use crate::rewrite::{RewriteRequest, parse_create_spatial_index};
+use crate::rewrite_manifests::RewriteManifestsRequest;
+use crate::upgrade_geometry::UpgradeGeometryRequest;
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
 // A statement is parsed once and executed once: boxing the larger requests would only add an
@@ -54,6 +56,10 @@ pub enum Statement {
     ExpireSnapshots(ExpireSnapshotsRequest),
     /// `CALL <catalog>.system.remove_orphan_files(...)`.
     RemoveOrphanFiles(RemoveOrphanFilesRequest),
+    /// `CALL <catalog>.system.rewrite_manifests(...)`.
+    RewriteManifests(RewriteManifestsRequest),
+    /// `CALL <catalog>.system.upgrade_geometry(...)`.
+    UpgradeGeometry(UpgradeGeometryRequest),
 }
 
 impl Statement {
@@ -94,6 +100,8 @@ impl fmt::Display for Statement {
             }
             Statement::ExpireSnapshots(r) => write!(f, "{r}"),
             Statement::RemoveOrphanFiles(r) => write!(f, "{r}"),
+            Statement::RewriteManifests(r) => write!(f, "{r}"),
+            Statement::UpgradeGeometry(r) => write!(f, "{r}"),
         }
     }
 }

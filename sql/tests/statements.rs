@@ -555,8 +555,8 @@ fn errors_name_the_fix() {
             "in the `where` argument",
         ),
         (
-            "CALL c.system.rewrite_manifests(table => 'db.t')",
-            "no procedure rewrite_manifests; the supported ones are rewrite_data_files, expire_snapshots, remove_orphan_files",
+            "CALL c.system.rewrite_position_delete_files(table => 'db.t')",
+            "no procedure rewrite_position_delete_files; the supported ones are rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, upgrade_geometry",
         ),
         (
             "CALL c.system.expire_snapshots(table => 'db.t', retain => 1)",

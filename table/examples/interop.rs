@@ -6,6 +6,10 @@
 //! `geo.points_v2` (legacy geometry + bbox columns, format-version 2) and `geo.nested_v3`
 //! (struct, list, map, decimal, uuid, fixed, time and geometry columns, 3 files) and prints
 //! their rows.
+//! `interop upgrade <catalog.db> <catalog-name> <warehouse> <namespace.table> <geom-col> <srid>`
+//! copies a no-CRS table into `<table>_v3` (under the warehouse) with `geometry(<srid>)`
+//! (`upgrade_geometry`), then regroups the copy's manifests (`rewrite_manifests`); prints both
+//! results as JSON.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("scan") => scan(&args[1..]),
         Some("write") => write(&args[1..]),
         Some("rewrite") => rewrite(&args[1..]),
-        _ => Err("usage: interop scan|write|rewrite ...".into()),
+        Some("upgrade") => upgrade(&args[1..]),
+        _ => Err("usage: interop scan|write|rewrite|upgrade ...".into()),
     }
 }
 
@@ -76,6 +81,25 @@ fn rewrite(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             "rewritten_data_files_count": report.rewritten_data_files_count,
             "added_data_files_count": report.added_data_files_count,
             "metadata_location": table.metadata_location(),
+        })
+    );
+    Ok(())
+}
+
+fn upgrade(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(&a[0], &a[1], &a[2])?);
+    let table = Table::load(catalog, &TableIdent::parse(&a[3])?)?;
+    let (upgraded, report) = table.upgrade_geometry(&a[4], a[5].parse()?, None)?;
+    let (upgraded, manifests) = upgraded.rewrite_manifests().execute()?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "source_rows": report.source_rows,
+            "copied_rows": report.copied_rows,
+            "target": report.target,
+            "metadata_location": upgraded.metadata_location(),
+            "rewritten_manifests_count": manifests.rewritten_manifests_count,
+            "added_manifests_count": manifests.added_manifests_count,
         })
     );
     Ok(())

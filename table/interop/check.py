@@ -103,6 +103,28 @@ def main():
     got = {i: struct.unpack("<dd", bytes(w)[5:21]) for i, w in res}
     check(got == rows, "DuckDB iceberg_scan reads every row of the rewritten table identically")
 
+    # upgrade_geometry (seed 004): the v2 no-CRS table copied to a v3 geometry(4326) table,
+    # its manifests then regrouped; pyiceberg and DuckDB read the copy's rows.
+    out = subprocess.run([binary, "upgrade", db, "geoberg", os.path.join(work, "warehouse"), "geo.points_v2", "geom", "4326"], check=True,
+                         capture_output=True, text=True)
+    upgraded = json.loads(out.stdout)
+    check(upgraded["copied_rows"] == upgraded["source_rows"] == len(rows), f"geoberg upgrades the v2 table: {upgraded}")
+    up = cat.load_table("geo.points_v2_v3")
+    check(up.metadata.format_version == 3, "pyiceberg loads the upgraded table as format-version 3")
+    ids = sorted(up.scan(selected_fields=("id",)).to_arrow()["id"].to_pylist())
+    check(ids == sorted(rows), "pyiceberg reads every row of the upgraded table")
+    up_file = next(iter(up.scan().plan_files())).file.file_path.removeprefix("file://")
+    geom_col = [c.name for c in pq.ParquetFile(up_file).schema].index("geom")
+    logical = str(pq.ParquetFile(up_file).schema.column(geom_col).logical_type)
+    check("Geometry" in logical, f"the upgraded column is a GEOMETRY column in Parquet: {logical}")
+    res = con.execute(f"SELECT id, ST_AsWKB(geom) FROM iceberg_scan('{upgraded['metadata_location']}') ORDER BY id").fetchall()
+    got = {i: struct.unpack("<dd", bytes(w)[5:21]) for i, w in res}
+    check(got == rows, "DuckDB iceberg_scan reads every row of the upgraded table identically")
+    v2_after = cat.load_table("geo.points_v2")
+    check(v2_after.metadata_location == v2.metadata_location, "the source table is untouched")
+    check(upgraded["metadata_location"].startswith(f"file://{work}/warehouse/geo/points_v2_v3/"),
+          f"the upgraded table sits in the warehouse: {upgraded['metadata_location']}")
+
     check_nested(cat, written["nested"], con)
 
     # The reverse: geoberg reads and prunes a table pyiceberg wrote.

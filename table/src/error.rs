@@ -296,6 +296,47 @@ pub enum Error {
         /// What changed, naming the file(s).
         reason: String,
     },
+    /// `upgrade_geometry`: values whose SRID is not the one the new column declares (seed 004:
+    /// one CRS per column). Nothing was written.
+    #[error(
+        "cannot upgrade {table}.{column} to geometry({srid}): {mismatched} of {values} values \
+         carry another SRID ({by_srid}); nothing was copied. Where the coordinates already are \
+         SRID {srid} and only the label is wrong, relabel them with ST_SetSRID(geom, {srid}) \
+         (coordinates unchanged); where they are in another CRS, reproject them with \
+         ST_Transform(geom, 'EPSG:<their srid>', 'EPSG:{srid}'); then run upgrade_geometry again"
+    )]
+    UpgradeSridMismatch {
+        /// The source table, `namespace.table`.
+        table: String,
+        /// The geometry column.
+        column: String,
+        /// The SRID asked for.
+        srid: i32,
+        /// Non-null values read.
+        values: u64,
+        /// Of those, values with another SRID.
+        mismatched: u64,
+        /// Counts by SRID, `"3 with SRID 3857, 1 with SRID 0"`.
+        by_srid: String,
+    },
+    /// A geometry value that is not WKB, found while reading a table for a copy.
+    #[error(
+        "cannot upgrade {table}.{column}: the value at position {position} of data file {file} \
+         is not WKB ({reason}); fix the row (UPDATE ... SET {column} = ...) or delete it, then \
+         run the upgrade again"
+    )]
+    MalformedGeometry {
+        /// The source table, `namespace.table`.
+        table: String,
+        /// The geometry column.
+        column: String,
+        /// The data file holding the value.
+        file: String,
+        /// The row's position in that file.
+        position: i64,
+        /// What the WKB reader found.
+        reason: String,
+    },
 }
 
 impl From<geoberg_rewrite::RewriteError> for Error {

@@ -93,6 +93,7 @@ mod ident;
 pub mod import;
 mod lineage;
 mod manifest;
+mod manifest_bloat;
 mod metrics;
 mod ops;
 mod properties;
@@ -129,6 +130,7 @@ pub use geoberg_rewrite::{RewriteOptions, RewritePlan, RowOrder};
 pub use geoberg_sql::{Predicate, RewriteRequest, SortOrder};
 pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
+pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use ops::append::AppendReport;
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
@@ -136,7 +138,12 @@ pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
 };
+pub use ops::rewrite_manifests::{
+    DEFAULT_MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_PROPERTY, RewriteManifests,
+    RewriteManifestsReport,
+};
 pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
+pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,

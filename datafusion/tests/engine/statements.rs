@@ -473,3 +473,164 @@ fn properties_and_maintenance_procedures_change_the_table_as_iceberg_does() {
     let rows = s.sql("SELECT id FROM db.m ORDER BY id").unwrap();
     assert_eq!(ids(&rows), [2, 3]);
 }
+
+/// `CALL ... rewrite_manifests` through the engine: one manifest per INSERT become one, with
+/// Iceberg's result columns, and a query returns the inserted rows before and after.
+#[test]
+fn rewrite_manifests_procedure_keeps_the_rows_and_reports_iceberg_columns() {
+    use arrow::array::UInt64Array;
+
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.rm (id bigint, geom geometry(4326))")
+        .unwrap();
+    for id in 1..=6 {
+        s.sql(&format!(
+            "INSERT INTO db.rm VALUES ({id}, ST_SetSRID(ST_Point({id}, {id}), 4326))"
+        ))
+        .unwrap();
+    }
+    let select = "SELECT id FROM db.rm WHERE ST_Intersects(geom, \
+                  ST_SetSRID(ST_MakeEnvelope(0, 0, 4.5, 4.5), 4326)) ORDER BY id";
+    assert_eq!(ids(&s.sql(select).unwrap()), [1, 2, 3, 4]);
+    let out = s
+        .sql("CALL geoberg.system.rewrite_manifests(table => 'db.rm', use_caching => false)")
+        .unwrap();
+    let count = |name: &str| {
+        out[0]
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap()
+            .value(0)
+    };
+    assert_eq!(count("rewritten_manifests_count"), 6);
+    assert_eq!(count("added_manifests_count"), 1);
+    assert_eq!(ids(&s.sql(select).unwrap()), [1, 2, 3, 4]);
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.rm ORDER BY id").unwrap()),
+        [1, 2, 3, 4, 5, 6]
+    );
+    // A bad argument is a typed error naming the fix.
+    let err = s
+        .sql("CALL geoberg.system.rewrite_manifests(table => 'db.rm', use_caching => 'yes')")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("true or false"), "{err}");
+}
+
+/// `CALL ... upgrade_geometry` through the engine (seed 004): a format-version 2 table with WKB
+/// in a no-CRS column, written with the table crate, copied to a v3 `geometry(4326)` table the
+/// engine then filters spatially; a value in another SRID refuses the copy with the fix.
+#[test]
+fn upgrade_geometry_procedure_copies_a_no_crs_table_to_geometry_4326() {
+    use arrow::array::{Int32Array, StringArray, UInt64Array};
+    use arrow_array::{BinaryArray, Int64Array, RecordBatch};
+    use arrow_schema::{DataType as ArrowType, Field, Schema};
+    use geoberg_table::{Column, CreateTable, DataType, TableIdent};
+    use std::sync::Arc;
+
+    let w = Warehouse::new();
+    w.catalog.create_namespace("db").unwrap();
+    let legacy = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("geom", DataType::LEGACY_GEOMETRY),
+    ])
+    .allow_undeclared_crs()
+    .create(
+        Arc::clone(&w.catalog),
+        &TableIdent::new("db", "legacy").unwrap(),
+    )
+    .unwrap();
+    let batch = |ids: &[i64], ewkb_srid: Option<u32>| {
+        let geoms: Vec<Vec<u8>> = ids
+            .iter()
+            .map(|&i| {
+                let mut v = vec![1u8];
+                match ewkb_srid {
+                    Some(s) => {
+                        v.extend_from_slice(&(1u32 | 0x2000_0000).to_le_bytes());
+                        v.extend_from_slice(&s.to_le_bytes());
+                    }
+                    None => v.extend_from_slice(&1u32.to_le_bytes()),
+                }
+                v.extend_from_slice(&(i as f64).to_le_bytes());
+                v.extend_from_slice(&(i as f64).to_le_bytes());
+                v
+            })
+            .collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", ArrowType::Int64, false),
+                Field::new("geom", ArrowType::Binary, true),
+            ])),
+            vec![
+                Arc::new(Int64Array::from(ids.to_vec())),
+                Arc::new(BinaryArray::from_iter_values(geoms.iter())),
+            ],
+        )
+        .unwrap()
+    };
+    let (legacy, _) = legacy.append(&[batch(&[1, 2, 3], None)]).unwrap();
+    let (legacy, _) = legacy.append(&[batch(&[4, 5], Some(4326))]).unwrap();
+    let s = w.session();
+    let out = s
+        .sql(
+            "CALL geoberg.system.upgrade_geometry(table => 'db.legacy', column => 'geom', \
+             srid => 4326)",
+        )
+        .unwrap();
+    let b = &out[0];
+    let u64_of = |n: &str| {
+        b.column_by_name(n)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap()
+            .value(0)
+    };
+    assert_eq!((u64_of("source_rows"), u64_of("copied_rows")), (5, 5));
+    let target = b.column_by_name("target").unwrap();
+    let target = target.as_any().downcast_ref::<StringArray>().unwrap();
+    assert_eq!(target.value(0), "db.legacy_v3");
+    let srid = b.column_by_name("srid").unwrap();
+    assert_eq!(
+        srid.as_any().downcast_ref::<Int32Array>().unwrap().value(0),
+        4326
+    );
+    let ddl = pretty_format(&s.sql("SHOW CREATE TABLE db.legacy_v3").unwrap()).unwrap();
+    assert!(
+        ddl.contains("GEOMETRY(4326)") || ddl.contains("geometry(4326)"),
+        "{ddl}"
+    );
+    let window = "SELECT id FROM db.legacy_v3 WHERE ST_Intersects(geom, \
+                  ST_SetSRID(ST_MakeEnvelope(1.5, 1.5, 4.5, 4.5), 4326)) ORDER BY id";
+    assert_eq!(ids(&s.sql(window).unwrap()), [2, 3, 4]);
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.legacy ORDER BY id").unwrap()),
+        [1, 2, 3, 4, 5]
+    );
+
+    // A value in Web Mercator: refused, with the two fixes, and no table created.
+    legacy.append(&[batch(&[6], Some(3857))]).unwrap();
+    let err = s
+        .sql(
+            "CALL geoberg.system.upgrade_geometry(table => 'db.legacy', column => 'geom', \
+             srid => 4326, target => 'db.legacy_again')",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("1 with SRID 3857")
+            && err.contains("ST_SetSRID")
+            && err.contains("ST_Transform"),
+        "{err}"
+    );
+    assert!(
+        w.catalog
+            .metadata_location(&TableIdent::new("db", "legacy_again").unwrap())
+            .unwrap()
+            .is_none()
+    );
+}

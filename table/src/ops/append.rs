@@ -94,7 +94,7 @@ impl Table {
         producer.stage()
     }
 
-    fn write_batches(&self, batches: &[RecordBatch]) -> Result<Vec<DataFile>> {
+    pub(crate) fn write_batches(&self, batches: &[RecordBatch]) -> Result<Vec<DataFile>> {
         let files = write_data_files(self, batches)?;
         if files.is_empty() {
             return Err(Error::InvalidData(
@@ -105,7 +105,7 @@ impl Table {
     }
 
     /// Commits freshly written data files; removes them if nothing was committed.
-    fn commit_data_files(&self, files: Vec<DataFile>) -> Result<Table> {
+    pub(crate) fn commit_data_files(&self, files: Vec<DataFile>) -> Result<Table> {
         self.commit_written_files(files)
             .map_err(CommitFailure::into_error)
     }

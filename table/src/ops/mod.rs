@@ -9,6 +9,8 @@
 //! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
+//! | `rewrite_manifests.rs` | [`Table::rewrite_manifests`](crate::Table::rewrite_manifests): `CALL ... rewrite_manifests`, manifests regrouped by partition | `replace` (no data change) |
+//! | `upgrade_geometry.rs` | [`Table::upgrade_geometry`](crate::Table::upgrade_geometry): `CALL ... upgrade_geometry`, a no-CRS table copied to a v3 `geometry(<srid>)` table | `append` on the new table |
 //! | `properties.rs` | [`Table::set_properties`](crate::Table::set_properties), [`Table::unset_properties`](crate::Table::unset_properties): `ALTER TABLE ... SET / UNSET TBLPROPERTIES` | metadata only |
 
 pub(crate) mod append;
@@ -16,4 +18,6 @@ pub(crate) mod delete;
 pub(crate) mod maintenance;
 pub(crate) mod properties;
 pub(crate) mod rewrite;
+pub(crate) mod rewrite_manifests;
 pub(crate) mod row_delta;
+pub(crate) mod upgrade_geometry;

@@ -53,6 +53,43 @@ pub(crate) struct SnapshotProducer<'a> {
     /// Every file this attempt wrote, so that a failed attempt can remove them.
     written: Vec<String>,
     manifests_written: usize,
+    /// Manifests a `rewrite_manifests` commit replaces, and the ones it writes instead.
+    manifest_rewrite: Option<ManifestRewrite>,
+}
+
+/// Live entries carried, unchanged, from replaced manifests into new ones (a
+/// `rewrite_manifests` commit): the producer writes each group as one manifest of EXISTING
+/// entries and drops the replaced manifests from the new snapshot's list.
+#[derive(Debug, Default)]
+pub(crate) struct ManifestRewrite {
+    /// Paths of the current snapshot's manifests that leave the manifest list.
+    pub(crate) replaced: HashSet<String>,
+    /// The manifests written instead, in manifest-list order.
+    pub(crate) groups: Vec<ManifestGroup>,
+}
+
+/// The entries of one manifest a `rewrite_manifests` commit writes.
+#[derive(Debug)]
+pub(crate) struct ManifestGroup {
+    /// Partition spec of every entry.
+    pub(crate) spec_id: i32,
+    /// Data or delete manifest.
+    pub(crate) content: ManifestContentType,
+    /// The entries, each keeping its snapshot id, sequence numbers and (v3) first row id.
+    pub(crate) entries: Vec<ExistingEntry>,
+}
+
+/// A live entry as an EXISTING entry of a new manifest.
+#[derive(Debug, Clone)]
+pub(crate) struct ExistingEntry {
+    /// The file, with its inherited `first_row_id` made explicit (v3 data files).
+    pub(crate) file: DataFile,
+    /// The snapshot that added the file.
+    pub(crate) snapshot_id: i64,
+    /// Data sequence number after inheritance.
+    pub(crate) data_sequence_number: i64,
+    /// File sequence number after inheritance.
+    pub(crate) file_sequence_number: i64,
 }
 
 impl<'a> SnapshotProducer<'a> {
@@ -71,7 +108,19 @@ impl<'a> SnapshotProducer<'a> {
             properties: HashMap::new(),
             written: Vec::new(),
             manifests_written: 0,
+            manifest_rewrite: None,
         }
+    }
+
+    /// The version of the table this commit is assembled on.
+    pub(crate) fn table(&self) -> &'a Table {
+        self.table
+    }
+
+    /// Replaces manifests of the current snapshot by new ones holding the same live entries
+    /// (`rewrite_manifests`: no file is added or removed).
+    pub(crate) fn rewrite_manifests(&mut self, rewrite: ManifestRewrite) {
+        self.manifest_rewrite = Some(rewrite);
     }
 
     /// Data files to add, each with its partition spec id.
@@ -171,9 +220,43 @@ impl<'a> SnapshotProducer<'a> {
             manifests.push(m);
         }
 
+        // A manifest rewrite: the replaced manifests leave the list, their live entries go
+        // into the new manifests as EXISTING (Java's `BaseRewriteManifests`).
+        let mut current = table.manifests()?;
+        if let Some(rewrite) = self.manifest_rewrite.take() {
+            let listed: HashSet<&str> = current.iter().map(|m| m.manifest_path.as_str()).collect();
+            if let Some(gone) = rewrite
+                .replaced
+                .iter()
+                .find(|p| !listed.contains(p.as_str()))
+            {
+                return Err(Error::RewriteConflict {
+                    table: table.ident().to_string(),
+                    reason: format!(
+                        "manifest {gone} to replace is no longer in the current snapshot; a \
+                         concurrent commit rewrote it"
+                    ),
+                });
+            }
+            current.retain(|m| !rewrite.replaced.contains(&m.manifest_path));
+            for group in rewrite.groups {
+                let m = self.write_manifest(&mem, group.spec_id, group.content, |w| {
+                    for e in group.entries {
+                        w.add_existing_file(
+                            e.file,
+                            e.snapshot_id,
+                            e.data_sequence_number,
+                            Some(e.file_sequence_number),
+                        )?;
+                    }
+                    Ok(())
+                })?;
+                manifests.push(m);
+            }
+        }
+
         // Manifests that list a removed file are rewritten: those entries DELETED, the others
         // EXISTING with their sequence numbers, snapshot ids and (v3) first row ids kept.
-        let current = table.manifests()?;
         let removed = self.removed.clone();
         let removed_paths: HashSet<&String> = removed.iter().map(|(p, _)| p).collect();
         // Per manifest, the removed files it lists as live (paths and status only: cheap).
@@ -441,7 +524,11 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// The same entry with an explicit `first_row_id` (v3 row lineage of an EXISTING file).
-fn with_first_row_id(file: &DataFile, first_row_id: i64, spec_id: i32) -> Result<DataFile> {
+pub(crate) fn with_first_row_id(
+    file: &DataFile,
+    first_row_id: i64,
+    spec_id: i32,
+) -> Result<DataFile> {
     let mut builder = DataFileBuilder::default();
     if let Some(id) = file.sort_order_id() {
         builder.sort_order_id(id);
