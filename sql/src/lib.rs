@@ -65,6 +65,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod alter_schema;
 mod alter_table;
 mod create_table;
 mod error;
@@ -77,6 +78,7 @@ mod rewrite;
 mod spatial;
 mod statement;
 
+pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
 pub use create_table::{
     Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,
 };

@@ -86,6 +86,7 @@ mod ddl;
 mod deletes;
 mod error;
 mod faults;
+mod file_columns;
 mod file_filter;
 mod file_index;
 mod geography_window;
@@ -136,6 +137,7 @@ pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
 };
 pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
+pub use ops::schema::{ColumnPosition, UpdateSchema};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,

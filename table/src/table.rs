@@ -103,13 +103,19 @@ impl Table {
     }
 
     /// The version a commit of `metadata` at `location` makes of this table.
-    pub(crate) fn next_version(&self, location: String, metadata: TableMetadata) -> Table {
+    /// (`geo_fields`: the geo fields of that metadata's schemas; a schema change adds some).
+    pub(crate) fn next_version_with_geo(
+        &self,
+        location: String,
+        metadata: TableMetadata,
+        geo_fields: GeoFields,
+    ) -> Table {
         Table::from_parts(
             self.catalog.clone(),
             self.ident.clone(),
             location,
             metadata,
-            self.geo_fields.clone(),
+            geo_fields,
         )
     }
 

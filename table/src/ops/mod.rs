@@ -9,6 +9,7 @@
 //! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
+//! | `schema.rs` | [`Table::update_schema`](crate::Table::update_schema): `ALTER TABLE ... ADD / DROP / RENAME COLUMN` | metadata only |
 //! | `properties.rs` | [`Table::set_properties`](crate::Table::set_properties), [`Table::unset_properties`](crate::Table::unset_properties): `ALTER TABLE ... SET / UNSET TBLPROPERTIES` | metadata only |
 
 pub(crate) mod append;
@@ -17,3 +18,4 @@ pub(crate) mod maintenance;
 pub(crate) mod properties;
 pub(crate) mod rewrite;
 pub(crate) mod row_delta;
+pub(crate) mod schema;
