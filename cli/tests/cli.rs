@@ -147,7 +147,11 @@ fn sql_evolves_renames_and_purges_tables() {
         .ok();
     env.run(&["sql", "ALTER TABLE db.t RENAME TO u"]).ok();
     let j = env
-        .run(&["--json", "sql", "SELECT score, label FROM db.u ORDER BY label"])
+        .run(&[
+            "--json",
+            "sql",
+            "SELECT score, label FROM db.u ORDER BY label",
+        ])
         .ok()
         .json();
     assert_eq!(j["rows"][0]["label"], "a", "{j}");

@@ -79,7 +79,8 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
             return DefaultPhysicalExprAdapterFactory
                 .create(logical_file_schema, physical_file_schema);
         };
-        let inner = DefaultPhysicalExprAdapterFactory.create(logical_file_schema, Arc::new(renamed))?;
+        let inner =
+            DefaultPhysicalExprAdapterFactory.create(logical_file_schema, Arc::new(renamed))?;
         Ok(Arc::new(FieldIdAdapter {
             inner,
             physical: physical_file_schema,

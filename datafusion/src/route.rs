@@ -148,7 +148,10 @@ mod tests {
             "DROP TABLE db.t",
             "DROP TABLE IF EXISTS db.t PURGE",
         ] {
-            assert!(matches!(route(geoberg).unwrap(), Route::Geoberg(_)), "{geoberg}");
+            assert!(
+                matches!(route(geoberg).unwrap(), Route::Geoberg(_)),
+                "{geoberg}"
+            );
         }
         // A malformed DROP TABLE is geoberg's error.
         assert!(route("DROP TABLE db.t PURGE now").is_err());

@@ -23,7 +23,8 @@ fn evolved_columns_read_by_field_id_through_sql() {
     .unwrap();
     let n = notices(&s, "ALTER TABLE db.t ADD COLUMN score double AFTER id");
     assert!(n.iter().any(|m| m.contains("added column score")), "{n:?}");
-    s.sql("ALTER TABLE db.t RENAME COLUMN name TO label").unwrap();
+    s.sql("ALTER TABLE db.t RENAME COLUMN name TO label")
+        .unwrap();
     s.sql("ALTER TABLE db.t DROP COLUMN old").unwrap();
     let n = notices(&s, "ALTER TABLE db.t DROP COLUMN IF EXISTS old");
     assert!(n.iter().any(|m| m.contains("unchanged")), "{n:?}");
@@ -64,7 +65,10 @@ fn evolved_columns_read_by_field_id_through_sql() {
         .sql("ALTER TABLE db.t ADD COLUMN x int AFTER nope")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("the columns are: id, score, label, geom"), "{err}");
+    assert!(
+        err.contains("the columns are: id, score, label, geom"),
+        "{err}"
+    );
     let err = s
         .sql("ALTER TABLE db.t ADD COLUMN x int NOT NULL")
         .unwrap_err()
@@ -81,11 +85,15 @@ fn evolved_columns_read_by_field_id_through_sql() {
 fn rename_and_drop_purge() {
     let w = Warehouse::new();
     let s = w.session();
-    s.sql("CREATE TABLE db.t (id bigint, geom geometry(4326))").unwrap();
+    s.sql("CREATE TABLE db.t (id bigint, geom geometry(4326))")
+        .unwrap();
     s.sql("CREATE TABLE db.taken (id bigint)").unwrap();
     s.sql("INSERT INTO db.t VALUES (1, ST_SetSRID(ST_Point(1, 1), 4326))")
         .unwrap();
-    let err = s.sql("ALTER TABLE db.t RENAME TO db.taken").unwrap_err().to_string();
+    let err = s
+        .sql("ALTER TABLE db.t RENAME TO db.taken")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("already exists"), "{err}");
     s.sql("ALTER TABLE db.t RENAME TO u").unwrap();
     assert_eq!(scalar_i64(&s.sql("SELECT count(*) FROM db.u").unwrap()), 1);
@@ -96,7 +104,11 @@ fn rename_and_drop_purge() {
         &geoberg_table::TableIdent::new("db", "u").unwrap(),
     )
     .unwrap();
-    let root = table.metadata().location().trim_start_matches("file://").to_string();
+    let root = table
+        .metadata()
+        .location()
+        .trim_start_matches("file://")
+        .to_string();
     let on_disk = walk(std::path::Path::new(&root));
     assert!(on_disk > 0);
     let out = s.execute("DROP TABLE db.u PURGE").unwrap().remove(0);
@@ -108,7 +120,11 @@ fn rename_and_drop_purge() {
         out.notices
     );
     assert_eq!(scalar_u64(&out.batches), on_disk as u64);
-    assert_eq!(walk(std::path::Path::new(&root)), 0, "every file of the table is gone");
+    assert_eq!(
+        walk(std::path::Path::new(&root)),
+        0,
+        "every file of the table is gone"
+    );
     assert!(s.sql("SELECT * FROM db.u").is_err());
     let n = notices(&s, "DROP TABLE IF EXISTS db.u");
     assert!(n.iter().any(|m| m.contains("does not exist")), "{n:?}");
@@ -124,7 +140,10 @@ fn a_bbox_column_past_the_metrics_cap_warns() {
     let columns: Vec<String> = (0..110).map(|i| format!("c{i} bigint")).collect();
     let n = notices(
         &s,
-        &format!("CREATE TABLE db.wide ({}, geom geometry(4326))", columns.join(", ")),
+        &format!(
+            "CREATE TABLE db.wide ({}, geom geometry(4326))",
+            columns.join(", ")
+        ),
     );
     assert!(!n.iter().any(|m| m.starts_with("warning")), "{n:?}");
     let n = notices(
