@@ -155,7 +155,7 @@ fn evolve(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         .map(|i| {
             serde_json::json!({
                 "id": i,
-                "score": (i >= 10).then(|| i as f64 * 0.5),
+                "score": (i >= 10).then_some(i as f64 * 0.5),
                 "label": format!("n{i}"),
                 "x": i as f64,
             })

@@ -153,7 +153,7 @@ fn an_added_column_reads_null_in_old_files_and_written_in_new_ones() {
     let t = reloaded.append(&[with_score(10..15)]).unwrap().0;
     let scores = column_by_id(&t, "score", doubles);
     let expected: Vec<(i64, Option<f64>)> = (0..15)
-        .map(|i| (i, (i >= 10).then(|| i as f64 * 0.5)))
+        .map(|i| (i, (i >= 10).then_some(i as f64 * 0.5)))
         .collect();
     assert_eq!(scores, expected);
     // Selecting only the new column works on files that lack it.
