@@ -132,6 +132,41 @@ fn sql_creates_and_describes_tables() {
 }
 
 #[test]
+fn sql_evolves_renames_and_purges_tables() {
+    let env = Env::new();
+    env.run(&["sql", "CREATE TABLE db.t (id bigint, name string)"])
+        .ok();
+    env.run(&["sql", "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')"])
+        .ok();
+    let added = env
+        .run(&["sql", "ALTER TABLE db.t ADD COLUMN score double FIRST"])
+        .ok();
+    let said = format!("{}{}", added.stdout, added.stderr);
+    assert!(said.contains("added column score"), "{said}");
+    env.run(&["sql", "ALTER TABLE db.t RENAME COLUMN name TO label"])
+        .ok();
+    env.run(&["sql", "ALTER TABLE db.t RENAME TO u"]).ok();
+    let j = env
+        .run(&[
+            "--json",
+            "sql",
+            "SELECT score, label FROM db.u ORDER BY label",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["rows"][0]["label"], "a", "{j}");
+    assert!(j["rows"][0]["score"].is_null(), "{j}");
+    env.fails_cleanly(
+        &["sql", "ALTER TABLE db.u DROP COLUMN nope"],
+        &["no top-level column \"nope\""],
+    );
+    let purged = env.run(&["sql", "DROP TABLE db.u PURGE"]).ok();
+    let said = format!("{}{}", purged.stdout, purged.stderr);
+    assert!(said.contains("purged its files: deleted"), "{said}");
+    env.fails_cleanly(&["sql", "SELECT * FROM db.u"], &["db.u"]);
+}
+
+#[test]
 fn sql_reads_statements_from_a_file_and_stdin() {
     let env = Env::new();
     let file = env.path("setup.sql");

@@ -1,6 +1,7 @@
 //! A geoberg [`Catalog`] as a DataFusion catalog: namespaces are schemas, tables are
-//! [`GeobergTableProvider`]s; `CREATE TABLE [AS SELECT]`, `DROP TABLE` and `CREATE SCHEMA`
-//! change the geoberg catalog.
+//! [`GeobergTableProvider`]s; `CREATE TABLE [AS SELECT]` and `CREATE SCHEMA` change the geoberg
+//! catalog (`DROP TABLE` is routed to the table crate, for `PURGE`; DataFusion's own
+//! deregistration still drops the catalog entry).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

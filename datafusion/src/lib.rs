@@ -42,10 +42,12 @@
 //!
 //! How a statement runs: [`route`] sends `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`
 //! / `expire_snapshots` / `remove_orphan_files`, `ALTER TABLE ... SET` / `UNSET TBLPROPERTIES`,
-//! `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE TABLE` (with
-//! `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries, `EXPLAIN
-//! [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `DROP TABLE`, `CREATE SCHEMA` and `SET`
-//! to the engine.
+//! `ALTER TABLE ... ADD COLUMN[S]` / `DROP COLUMN` / `RENAME COLUMN` / `RENAME TO`, `DROP TABLE
+//! [PURGE]`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE
+//! TABLE` (with `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries,
+//! `EXPLAIN [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `CREATE SCHEMA` and `SET` to the
+//! engine. Statements that leave a bbox, sort-order or spatial index column past
+//! `write.metadata.metrics.max-inferred-column-defaults` return a warning notice naming the fix.
 //!
 //! Row-level changes: `DELETE`, `UPDATE` and `MERGE INTO` on geoberg tables run as one engine
 //! query over the target's rows with their positions, then one row delta in the table crate
@@ -86,6 +88,7 @@ mod create;
 mod crs_literal;
 mod deleted_rows;
 mod error;
+mod field_id_adapter;
 mod geo_schema;
 mod geography_kernels;
 mod geography_pushdown;
@@ -101,6 +104,7 @@ mod row_change;
 mod row_positions;
 mod scan_exec;
 mod scan_plan;
+mod schema_statements;
 mod session;
 mod statements;
 mod store;

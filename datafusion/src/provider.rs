@@ -153,6 +153,14 @@ impl TableProvider for GeobergTableProvider {
             metadata_location: table.metadata_location().to_string(),
             store_url: store_url.to_string(),
             projection: projection.cloned(),
+            field_ids: table
+                .metadata()
+                .current_schema()
+                .as_struct()
+                .fields()
+                .iter()
+                .map(|f| f.id)
+                .collect(),
             limit,
             partitions,
             spatial: pushed.spatial,

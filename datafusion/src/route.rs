@@ -14,16 +14,18 @@ pub enum Route {
     /// rewrite_data_files` / `expire_snapshots` / `remove_orphan_files` /
     /// `rewrite_manifests` / `upgrade_geometry`, `ALTER TABLE ... SET` /
     /// `UNSET TBLPROPERTIES`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
-    /// `CREATE TABLE` with a column list (Spark's form: `USING iceberg`, `PARTITIONED BY`,
-    /// `TBLPROPERTIES`).
+    /// `ALTER TABLE ... ADD / DROP / RENAME COLUMN`, `ALTER TABLE ... RENAME TO`, `DROP TABLE
+    /// [PURGE]`, and `CREATE TABLE` with a column list (Spark's form: `USING iceberg`,
+    /// `PARTITIONED BY`, `TBLPROPERTIES`).
     Geoberg(Box<Statement>),
     /// Everything else: queries, `EXPLAIN [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`,
-    /// `DROP TABLE`, `CREATE SCHEMA`, `SET`, ...
+    /// `CREATE SCHEMA`, `SET`, ...
     Engine,
 }
 
 /// Words that start a statement only geoberg runs: their parse errors are geoberg's.
-const GEOBERG_ONLY: [&[&str]; 6] = [
+const GEOBERG_ONLY: [&[&str]; 7] = [
+    &["DROP", "TABLE"],
     &["CREATE", "SPATIAL", "INDEX"],
     &["CALL"],
     &["ALTER", "TABLE"],
@@ -125,7 +127,7 @@ mod tests {
             "EXPLAIN ANALYZE SELECT * FROM db.t",
             "INSERT INTO db.t VALUES (1)",
             "CREATE TABLE db.u AS SELECT * FROM db.t",
-            "DROP TABLE db.t",
+            "DROP VIEW db.v",
         ] {
             assert_eq!(route(engine).unwrap(), Route::Engine, "{engine}");
         }
@@ -137,7 +139,23 @@ mod tests {
             matches!(r, Route::Geoberg(ref s) if matches!(**s, Statement::SetTblProperties { .. })),
             "{r:?}"
         );
-        assert!(route("ALTER TABLE db.t ADD COLUMN x int").is_err());
+        assert!(route("ALTER TABLE db.t ADD CONSTRAINT x").is_err());
+        for geoberg in [
+            "ALTER TABLE db.t ADD COLUMN x int AFTER id",
+            "ALTER TABLE db.t ADD COLUMNS (x int, y string)",
+            "ALTER TABLE db.t DROP COLUMN IF EXISTS x",
+            "ALTER TABLE db.t RENAME COLUMN x TO y",
+            "ALTER TABLE db.t RENAME TO db.u",
+            "DROP TABLE db.t",
+            "DROP TABLE IF EXISTS db.t PURGE",
+        ] {
+            assert!(
+                matches!(route(geoberg).unwrap(), Route::Geoberg(_)),
+                "{geoberg}"
+            );
+        }
+        // A malformed DROP TABLE is geoberg's error.
+        assert!(route("DROP TABLE db.t PURGE now").is_err());
     }
 
     #[test]

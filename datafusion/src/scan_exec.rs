@@ -23,6 +23,7 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder,
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use serde::{Deserialize, Serialize};
 
+use crate::field_id_adapter::FieldIdAdapterFactory;
 use crate::pushdown::SpatialPruning;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
 use datafusion::common::internal_err;
@@ -42,6 +43,10 @@ pub struct ScanSpec {
     pub store_url: String,
     /// Columns of the table schema to return, by index (`None`: all).
     pub projection: Option<Vec<usize>>,
+    /// The Iceberg field id of each column of the table schema, in order: data files are
+    /// matched to the current schema by field id (renamed and dropped columns).
+    #[serde(default)]
+    pub field_ids: Vec<i32>,
     /// Rows to return at most (per partition, then overall above the scan).
     pub limit: Option<usize>,
     /// The files each partition reads.
@@ -187,6 +192,10 @@ fn build_reader(
         .with_statistics(statistics)
         .with_projection_indices(spec.projection.clone())?
         .with_limit(spec.limit)
+        .with_expr_adapter((spec.field_ids.len() == schema.fields().len()).then(|| {
+            Arc::new(FieldIdAdapterFactory::new(schema, &spec.field_ids))
+                as Arc<dyn datafusion::physical_expr_adapter::PhysicalExprAdapterFactory>
+        }))
         .build();
     Ok(DataSourceExec::from_data_source(config))
 }

@@ -32,13 +32,15 @@ pub(crate) fn run(
             if !catalog.namespace_exists(&namespace)? {
                 catalog.create_namespace(&namespace)?;
             }
-            create.create(Arc::clone(catalog), &ident)?;
+            let table = create.create(Arc::clone(catalog), &ident)?;
             notices.push(format!("created table {ident}"));
+            warn_metrics_positions(&table, notices)?;
             Ok(Vec::new())
         }
         Statement::Rewrite(request) => {
             let table = load(catalog, catalog_name, &request.table)?;
             let (table, report) = table.execute_rewrite(request)?;
+            warn_metrics_positions(&table, notices)?;
             notices.push(format!(
                 "rewrote table {}: {} files ({} bytes) replaced by {} files",
                 table.ident(),
@@ -63,12 +65,14 @@ pub(crate) fn run(
         }
         Statement::SetTblProperties { table, properties } => {
             let table = load(catalog, catalog_name, table)?;
-            table.set_properties(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+            let table =
+                table.set_properties(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
             notices.push(format!(
                 "set {} table properties on {}",
                 properties.len(),
                 table.ident()
             ));
+            warn_metrics_positions(&table, notices)?;
             Ok(Vec::new())
         }
         Statement::UnsetTblProperties {
@@ -85,6 +89,30 @@ pub(crate) fn run(
             ));
             Ok(Vec::new())
         }
+        Statement::AlterSchema(request) => {
+            if let Some(table) =
+                crate::schema_statements::alter_schema(catalog, catalog_name, request, notices)?
+            {
+                warn_metrics_positions(&table, notices)?;
+            }
+            Ok(Vec::new())
+        }
+        Statement::RenameTable { table, to } => {
+            crate::schema_statements::rename_table(catalog, catalog_name, table, to, notices)?;
+            Ok(Vec::new())
+        }
+        Statement::DropTable {
+            table,
+            if_exists,
+            purge,
+        } => crate::schema_statements::drop_table(
+            catalog,
+            catalog_name,
+            table,
+            *if_exists,
+            *purge,
+            notices,
+        ),
         Statement::ExpireSnapshots(request) => {
             let table = load(catalog, catalog_name, &request.table)?;
             let horizon = request.horizon(std::time::SystemTime::now());
@@ -215,6 +243,15 @@ pub(crate) fn run(
             )?])
         }
     }
+}
+
+/// Seed 002's silent failure made loud: a pruning column the statement left past the metrics
+/// column cap is named, with its position, the limit and the property that fixes it.
+fn warn_metrics_positions(table: &Table, notices: &mut Vec<String>) -> Result<()> {
+    for w in table.metrics_position_warnings()? {
+        notices.push(w.to_string());
+    }
+    Ok(())
 }
 
 /// One row of named counts (a procedure's result).

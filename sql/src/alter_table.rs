@@ -5,6 +5,7 @@ use std::fmt;
 
 use sqlparser::tokenizer::Token;
 
+use crate::alter_schema::parse_schema_change;
 use crate::create_table::parse_properties;
 use crate::error::SqlError;
 use crate::front::Front;
@@ -14,6 +15,9 @@ use crate::statement::Statement;
 /// After `ALTER TABLE`.
 pub(crate) fn parse_alter_table(front: &mut Front<'_>) -> Result<Statement, SqlError> {
     let table = front.table_name()?;
+    if let Some(statement) = parse_schema_change(front, &table)? {
+        return Ok(statement);
+    }
     let statement = if front.words(&["SET", "TBLPROPERTIES"]) {
         Statement::SetTblProperties {
             table,
@@ -30,13 +34,15 @@ pub(crate) fn parse_alter_table(front: &mut Front<'_>) -> Result<Statement, SqlE
         return Err(match &front.peek().token {
             Token::Word(w) if w.quote_style.is_none() => SqlError::Unsupported {
                 statement: format!(
-                    "ALTER TABLE ... {} (geoberg alters table properties only: SET TBLPROPERTIES \
-                     ('<key>' = '<value>', ...) or UNSET TBLPROPERTIES [IF EXISTS] ('<key>', ...))",
+                    "ALTER TABLE ... {} (geoberg alters: SET TBLPROPERTIES ('<key>' = '<value>', \
+                     ...), UNSET TBLPROPERTIES [IF EXISTS] ('<key>', ...), ADD COLUMN[S], DROP \
+                     COLUMN, RENAME COLUMN, RENAME TO)",
                     w.value.to_uppercase()
                 ),
             },
             other => front.error_here(format!(
-                "expected SET TBLPROPERTIES or UNSET TBLPROPERTIES, found {other}"
+                "expected SET / UNSET TBLPROPERTIES, ADD COLUMN, DROP COLUMN, RENAME COLUMN or \
+                 RENAME TO, found {other}"
             )),
         });
     };

@@ -336,7 +336,7 @@ pub(crate) fn parse_create_table(front: &mut Front<'_>) -> Result<CreateTableReq
     })
 }
 
-fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
+pub(crate) fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
     let name = front.identifier("a column name")?;
     let data_type = parse_type(front, &name)?;
     let mut required = false;

@@ -77,6 +77,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod alter_schema;
 mod alter_table;
 mod create_table;
 mod error;
@@ -92,6 +93,7 @@ mod spatial;
 mod statement;
 mod upgrade_geometry;
 
+pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
 pub use create_table::{
     Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,
 };

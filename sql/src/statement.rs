@@ -4,6 +4,7 @@ use sqlparser::tokenizer::Token;
 
 use std::collections::BTreeMap;
 
+use crate::alter_schema::{AlterSchemaRequest, parse_drop_table};
 use crate::alter_table::{parse_alter_table, write_keys, write_properties};
 use crate::create_table::{CreateTableRequest, parse_create_table};
 use crate::error::SqlError;
@@ -52,6 +53,24 @@ pub enum Statement {
         /// `IF EXISTS`: a key the table does not have is skipped instead of refused.
         if_exists: bool,
     },
+    /// `ALTER TABLE t ADD COLUMN[S] / DROP COLUMN / RENAME COLUMN ...`.
+    AlterSchema(AlterSchemaRequest),
+    /// `ALTER TABLE t RENAME TO u`.
+    RenameTable {
+        /// The table.
+        table: TableName,
+        /// Its new name.
+        to: TableName,
+    },
+    /// `DROP TABLE [IF EXISTS] t [PURGE]`.
+    DropTable {
+        /// The table.
+        table: TableName,
+        /// `IF EXISTS`: a missing table is no error.
+        if_exists: bool,
+        /// `PURGE`: delete the table's files too.
+        purge: bool,
+    },
     /// `CALL <catalog>.system.expire_snapshots(...)`.
     ExpireSnapshots(ExpireSnapshotsRequest),
     /// `CALL <catalog>.system.remove_orphan_files(...)`.
@@ -98,6 +117,23 @@ impl fmt::Display for Statement {
                 }
                 write_keys(f, keys)
             }
+            Statement::AlterSchema(r) => write!(f, "{r}"),
+            Statement::RenameTable { table, to } => write!(f, "ALTER TABLE {table} RENAME TO {to}"),
+            Statement::DropTable {
+                table,
+                if_exists,
+                purge,
+            } => {
+                f.write_str("DROP TABLE ")?;
+                if *if_exists {
+                    f.write_str("IF EXISTS ")?;
+                }
+                write!(f, "{table}")?;
+                if *purge {
+                    f.write_str(" PURGE")?;
+                }
+                Ok(())
+            }
             Statement::ExpireSnapshots(r) => write!(f, "{r}"),
             Statement::RemoveOrphanFiles(r) => write!(f, "{r}"),
             Statement::RewriteManifests(r) => write!(f, "{r}"),
@@ -125,6 +161,9 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
     }
     if front.words(&["ALTER", "TABLE"]) {
         return parse_alter_table(&mut front);
+    }
+    if front.words(&["DROP", "TABLE"]) {
+        return parse_drop_table(&mut front);
     }
     if front.words(&["SHOW", "CREATE", "TABLE"]) {
         let table = front.table_name()?;

@@ -640,9 +640,10 @@ fn errors_name_the_fix() {
             "expected a quoted string",
         ),
         (
-            "ALTER TABLE db.t ADD COLUMN x int",
-            "ALTER TABLE ... ADD (geoberg alters table properties only",
+            "ALTER TABLE db.t ADD CONSTRAINT x",
+            "ALTER TABLE ... ADD (geoberg alters: SET TBLPROPERTIES",
         ),
+        ("ALTER TABLE db.t RENAME COLUMN a b", "TO"),
         (
             "ALTER TABLE db.t SET TBLPROPERTIES ('a' = '1') extra",
             "after the end of the statement",
@@ -696,7 +697,8 @@ fn errors_name_the_fix() {
             "AS SELECT is not supported",
         ),
         ("CREATE TABLE a.b.c.d (id int)", "catalog.namespace.table"),
-        ("DROP TABLE t", "DROP TABLE is not supported"),
+        ("DROP VIEW t", "DROP VIEW is not supported"),
+        ("DROP TABLE t PURGE x", "after the end of the statement"),
         ("INSERT INTO t VALUES (1)", "INSERT INTO is not supported"),
         ("", "empty statement"),
         ("EXPLAIN DELETE FROM t", "EXPLAIN is not supported"),

@@ -10,6 +10,9 @@
 //! copies a no-CRS table into `<table>_v3` (under the warehouse) with `geometry(<srid>)`
 //! (`upgrade_geometry`), then regroups the copy's manifests (`rewrite_manifests`); prints both
 //! results as JSON.
+//! `interop evolve <catalog.db> <warehouse>` creates `geo.evolved` (id, name, old, geom), appends
+//! 10 rows, adds `score double` after `id`, renames `name` to `label`, drops `old`, appends 5
+//! rows with scores, and prints the rows as the current schema should read them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("write") => write(&args[1..]),
         Some("rewrite") => rewrite(&args[1..]),
         Some("upgrade") => upgrade(&args[1..]),
-        _ => Err("usage: interop scan|write|rewrite|upgrade ...".into()),
+        Some("evolve") => evolve(&args[1..]),
+        _ => Err("usage: interop scan|write|rewrite|upgrade|evolve ...".into()),
     }
 }
 
@@ -100,6 +104,101 @@ fn upgrade(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             "metadata_location": upgraded.metadata_location(),
             "rewritten_manifests_count": manifests.rewritten_manifests_count,
             "added_manifests_count": manifests.added_manifests_count,
+        })
+    );
+    Ok(())
+}
+
+fn evolve(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use geoberg_table::ColumnPosition;
+    let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(&a[0], "geoberg", &a[1])?);
+    catalog.create_namespace("geo")?;
+    let table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("name", DataType::String),
+        Column::new("old", DataType::String),
+        Column::new("geom", DataType::geometry(4326)),
+    ])
+    .create(catalog, &TableIdent::new("geo", "evolved")?)?;
+    let label = HashMap::from([("srid".to_string(), "4326".to_string())]);
+    let geom_field = Field::new("geom", ArrowType::Binary, true).with_metadata(label);
+    let before: Vec<i64> = (0..10).collect();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("name", ArrowType::Utf8, true),
+            Field::new("old", ArrowType::Utf8, true),
+            geom_field.clone(),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(before.clone())),
+            Arc::new(StringArray::from_iter_values(
+                before.iter().map(|i| format!("n{i}")),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                before.iter().map(|i| format!("gone{i}")),
+            )),
+            Arc::new(BinaryArray::from_iter_values(
+                before.iter().map(|&i| point(i as f64, 1.0)),
+            )),
+        ],
+    )?;
+    let table = table.append(&[batch])?.0;
+    let table = table
+        .update_schema()
+        .add_column(
+            Column::new("score", DataType::Double),
+            ColumnPosition::After("id".into()),
+        )
+        .rename_column("name", "label")
+        .drop_column("old")
+        .commit()?;
+    let after: Vec<i64> = (10..15).collect();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("score", ArrowType::Float64, true),
+            Field::new("label", ArrowType::Utf8, true),
+            geom_field,
+        ])),
+        vec![
+            Arc::new(Int64Array::from(after.clone())),
+            Arc::new(arrow_array::Float64Array::from_iter_values(
+                after.iter().map(|&i| i as f64 * 0.5),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                after.iter().map(|i| format!("n{i}")),
+            )),
+            Arc::new(BinaryArray::from_iter_values(
+                after.iter().map(|&i| point(i as f64, 1.0)),
+            )),
+        ],
+    )?;
+    let table = table.append(&[batch])?.0;
+    let rows: Vec<serde_json::Value> = (0..15i64)
+        .map(|i| {
+            serde_json::json!({
+                "id": i,
+                "score": (i >= 10).then_some(i as f64 * 0.5),
+                "label": format!("n{i}"),
+                "x": i as f64,
+            })
+        })
+        .collect();
+    let columns: Vec<&str> = table
+        .metadata()
+        .current_schema()
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    println!(
+        "{}",
+        serde_json::json!({
+            "metadata_location": table.metadata_location(),
+            "columns": columns,
+            "rows": rows,
         })
     );
     Ok(())

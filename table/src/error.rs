@@ -98,6 +98,17 @@ pub enum Error {
     /// A schema that cannot become an Iceberg table schema.
     #[error("invalid schema: {0}")]
     Schema(String),
+    /// A schema change (`ALTER TABLE ... ADD / DROP / RENAME COLUMN`) that Iceberg's
+    /// schema-evolution rules refuse; nothing was written.
+    #[error("cannot {change} in table {table}: {reason}")]
+    SchemaChange {
+        /// `namespace.table`.
+        table: String,
+        /// The change, as `add column "c"`.
+        change: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// A table property with a value we cannot use.
     #[error("invalid table property {key}={value:?}: {reason}")]
     InvalidProperty {

@@ -344,6 +344,9 @@ impl Catalog for FaultyCatalog {
     fn drop_table(&self, table: &TableIdent) -> Result<bool> {
         self.inner.drop_table(table)
     }
+    fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        self.inner.rename_table(from, to)
+    }
     fn storage(&self) -> &Storage {
         &self.storage
     }

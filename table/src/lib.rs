@@ -86,6 +86,7 @@ mod ddl;
 mod deletes;
 mod error;
 mod faults;
+mod file_columns;
 mod file_filter;
 mod file_index;
 mod geography_window;
@@ -95,6 +96,7 @@ mod lineage;
 mod manifest;
 mod manifest_bloat;
 mod metrics;
+mod metrics_position;
 mod ops;
 mod properties;
 mod refine;
@@ -132,6 +134,7 @@ pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metrics::{MetricsConfig, MetricsMode};
+pub use metrics_position::{MetricsPositionWarning, PruningRole, WRITE_SORT_ORDER_PROPERTY};
 pub use ops::append::AppendReport;
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
 pub use ops::maintenance::ExpireReport;
@@ -144,6 +147,7 @@ pub use ops::rewrite_manifests::{
 };
 pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
 pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
+pub use ops::schema::{ColumnPosition, UpdateSchema};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,

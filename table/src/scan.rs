@@ -28,6 +28,7 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
+use crate::file_columns::FileColumns;
 use crate::geography_window::{GeographyWindow, wrapping_window_on_planar_column};
 use crate::lineage::live_file_lineage;
 use crate::manifest::read_manifest;
@@ -426,11 +427,20 @@ impl<'a> Scan<'a> {
         let row_groups = metadata.row_groups();
         explain.row_groups_total += row_groups.len();
 
+        // Current columns by field id: renamed ones read under their new names, ones added
+        // since the file was written read as nulls.
+        let layout = FileColumns::new(self.table.metadata().current_schema(), &arrow_schema);
         let filter_col = match filter {
             Some(f) => {
-                let idx = arrow_schema.index_of(f.column).map_err(|_| {
-                    Error::corrupt(&file.path, format!("no column {:?} in data file", f.column))
-                })?;
+                let position = layout
+                    .position(f.column)
+                    .ok_or_else(|| self.table.no_such_column(f.column))?;
+                // A geometry column added after the file was written is null in every row of
+                // it, and a null geometry meets no window.
+                let Some(idx) = layout.file_index(position) else {
+                    explain.row_groups_skipped += row_groups.len();
+                    return Ok(());
+                };
                 Some((idx, f))
             }
             None => None,
@@ -480,27 +490,39 @@ impl<'a> Scan<'a> {
             stored_id(ROW_ID_FIELD_ID),
             stored_id(LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID),
         ];
-        let is_stored = |i: usize| stored.contains(&Some(i));
-        let mut roots: Vec<usize> = match &self.columns {
-            None => (0..arrow_schema.fields().len())
-                .filter(|&i| !is_stored(i))
-                .collect(),
+        // The current columns returned (positions in the current schema).
+        let mut wanted: Vec<usize> = match &self.columns {
+            None => (0..layout.len()).collect(),
             Some(cols) => cols
                 .iter()
                 .filter(|c| !(lineage.is_some() && is_lineage_name(c)))
                 .filter(|c| !(self.file_position && is_position_name(c)))
-                .map(|c| match arrow_schema.index_of(c) {
-                    Ok(i) if !is_stored(i) => Ok(i),
-                    _ => Err(self.table.no_such_column(c)),
+                .map(|c| {
+                    layout
+                        .position(c)
+                        .ok_or_else(|| self.table.no_such_column(c))
                 })
                 .collect::<Result<_>>()?,
         };
         // The filter column is read for refinement; the final projection drops it if unselected.
-        if let Some((idx, _)) = filter_col {
-            roots.push(idx);
+        if let Some(f) = filter {
+            wanted.extend(layout.position(f.column));
         }
-        if lineage.is_some() {
-            roots.extend(stored.iter().flatten());
+        wanted.sort_unstable();
+        wanted.dedup();
+        let extra: Vec<usize> = if lineage.is_some() {
+            stored.iter().flatten().copied().collect()
+        } else {
+            Vec::new()
+        };
+        let mut roots: Vec<usize> = wanted
+            .iter()
+            .filter_map(|&p| layout.file_index(p))
+            .chain(extra.iter().copied())
+            .collect();
+        if roots.is_empty() {
+            // Every wanted column postdates the file: read one column for the row count.
+            roots.push(0);
         }
         roots.sort_unstable();
         roots.dedup();
@@ -515,7 +537,7 @@ impl<'a> Scan<'a> {
         for &g in &keep_groups {
             runs.push((group_starts[g], row_groups[g].num_rows().max(0) as u64));
         }
-        let mask = ProjectionMask::roots(parquet_schema, roots);
+        let mask = ProjectionMask::roots(parquet_schema, roots.iter().copied());
         let batches: Vec<RecordBatch> = block_on(async move {
             ParquetRecordBatchStreamBuilder::new_with_metadata(reader, footer)
                 .with_row_groups(keep_groups)
@@ -528,6 +550,7 @@ impl<'a> Scan<'a> {
         let mut read = 0u64;
         let mut marked = None;
         for batch in batches {
+            let batch = layout.conform(&batch, &roots, &wanted, &extra)?;
             let batch = self.mark_geography(batch, &mut marked)?;
             let first = read;
             read += batch.num_rows() as u64;

@@ -103,13 +103,19 @@ impl Table {
     }
 
     /// The version a commit of `metadata` at `location` makes of this table.
-    pub(crate) fn next_version(&self, location: String, metadata: TableMetadata) -> Table {
+    /// (`geo_fields`: the geo fields of that metadata's schemas; a schema change adds some).
+    pub(crate) fn next_version_with_geo(
+        &self,
+        location: String,
+        metadata: TableMetadata,
+        geo_fields: GeoFields,
+    ) -> Table {
         Table::from_parts(
             self.catalog.clone(),
             self.ident.clone(),
             location,
             metadata,
-            self.geo_fields.clone(),
+            geo_fields,
         )
     }
 
@@ -154,14 +160,11 @@ impl Table {
         properties: &std::collections::HashMap<String, String>,
     ) -> Result<MetricsConfig> {
         let md = &self.metadata;
-        // Every primitive field, nested ones included, in field-id order: for a new table
-        // that is Iceberg Java's order (top-level columns, then nested fields).
-        let mut columns: Vec<(i32, String)> =
-            crate::data_file::metric_leaves(md.current_schema().as_struct())
-                .into_iter()
-                .map(|l| (l.field.id, l.name))
-                .collect();
-        columns.sort_unstable_by_key(|c| c.0);
+        // Every primitive field, nested ones included, in the order Iceberg Java counts them
+        // against the column cap (schema order, not field-id order: a column added FIRST
+        // after creation counts first).
+        let columns =
+            crate::metrics_position::inferred_metrics_order(md.current_schema().as_struct());
         let sort_ids: Vec<i32> = md
             .default_sort_order()
             .fields

@@ -89,6 +89,25 @@ fn exercise(cat: &dyn Catalog) {
         cat.metadata_location(&t).unwrap().as_deref(),
         Some("file:///x/1.json")
     );
+    // RENAME TO: one atomic update of the row's key; a taken name is refused.
+    let u = TableIdent::new("a.b", "u").unwrap();
+    cat.register_table(&u, "file:///y/0.json").unwrap();
+    assert!(matches!(
+        cat.rename_table(&t, &u),
+        Err(Error::TableAlreadyExists(_))
+    ));
+    assert!(cat.drop_table(&u).unwrap());
+    cat.rename_table(&t, &u).unwrap();
+    assert_eq!(cat.metadata_location(&t).unwrap(), None);
+    assert_eq!(
+        cat.metadata_location(&u).unwrap().as_deref(),
+        Some("file:///x/1.json")
+    );
+    assert!(matches!(
+        cat.rename_table(&t, &u),
+        Err(Error::NoSuchTable(_))
+    ));
+    cat.rename_table(&u, &t).unwrap();
     assert!(cat.drop_table(&t).unwrap());
     assert!(!cat.drop_table(&t).unwrap());
     assert_eq!(cat.metadata_location(&t).unwrap(), None);

@@ -13,4 +13,5 @@ mod pushdown;
 mod rectangle;
 mod row_changes;
 mod scan;
+mod schema_statements;
 mod statements;

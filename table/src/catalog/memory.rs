@@ -116,4 +116,21 @@ impl Catalog for MemoryCatalog {
     fn drop_table(&self, table: &TableIdent) -> Result<bool> {
         Ok(self.state().tables.remove(table).is_some())
     }
+
+    fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let mut state = self.state();
+        if !state.tables.contains_key(from) {
+            return Err(Error::NoSuchTable(from.to_string()));
+        }
+        let ns = to.namespace_str();
+        if !state.namespaces.contains(&ns) {
+            return Err(Error::NoSuchNamespace(ns));
+        }
+        if state.tables.contains_key(to) {
+            return Err(Error::TableAlreadyExists(to.to_string()));
+        }
+        let location = state.tables.remove(from).expect("checked above");
+        state.tables.insert(to.clone(), location);
+        Ok(())
+    }
 }

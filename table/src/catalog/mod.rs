@@ -40,6 +40,10 @@ pub trait Catalog: Send + Sync + std::fmt::Debug {
     fn swap_metadata_location(&self, table: &TableIdent, expected: &str, new: &str) -> Result<()>;
     /// Removes the table from the catalog (files are left alone); false if it did not exist.
     fn drop_table(&self, table: &TableIdent) -> Result<bool>;
+    /// Renames a table in one atomic step (`ALTER TABLE t RENAME TO u`): its files stay where
+    /// they are. [`Error::NoSuchTable`] if `from` does not exist, [`Error::NoSuchNamespace`] if
+    /// `to`'s namespace does not, [`Error::TableAlreadyExists`] if `to` is taken.
+    fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()>;
     /// Where tables of this catalog read and write their files. Wrappers return a layered
     /// storage to observe or fail single steps.
     fn storage(&self) -> &Storage;

@@ -525,6 +525,37 @@ impl Catalog for PostgresCatalog {
     fn drop_table(&self, table: &TableIdent) -> Result<bool> {
         off_async_runtime(|| self.drop_here(table))
     }
+
+    /// One `UPDATE` of the row's key, as the JDBC catalog renames (`JdbcUtil.RENAME_TABLE_SQL`):
+    /// the primary key refuses a taken name, atomically.
+    fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let ns = to.namespace_str();
+        if !self.namespace_exists(&ns)? {
+            return Err(Error::NoSuchNamespace(ns));
+        }
+        let sql = format!(
+            "UPDATE iceberg_tables SET table_namespace = $4, table_name = $5
+             WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3 AND {TABLE_ROWS}
+             RETURNING 1"
+        );
+        let key = Self::key(from);
+        let to_name = to.name().to_string();
+        let renamed = self.with_conn(false, |c| {
+            let [a, b, d] = self.key_params(&key);
+            let params = [a, b, d, (&ns, Type::VARCHAR), (&to_name, Type::VARCHAR)];
+            match c.query_typed(&sql, &params) {
+                Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    Ok(None)
+                }
+                other => other.map(|rows| Some(rows.len())),
+            }
+        })?;
+        match renamed {
+            None => Err(Error::TableAlreadyExists(to.to_string())),
+            Some(0) => Err(Error::NoSuchTable(from.to_string())),
+            Some(_) => Ok(()),
+        }
+    }
 }
 
 impl PostgresCatalog {

@@ -196,4 +196,35 @@ impl Catalog for SqliteCatalog {
         })?;
         Ok(n > 0)
     }
+
+    /// One `UPDATE` of the row's key, as the JDBC catalog renames (`JdbcUtil.RENAME_TABLE_SQL`):
+    /// the primary key refuses a taken name, atomically.
+    fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let ns = to.namespace_str();
+        if !self.namespace_exists(&ns)? {
+            return Err(Error::NoSuchNamespace(ns));
+        }
+        let sql = format!(
+            "UPDATE iceberg_tables SET table_namespace = ?1, table_name = ?2
+             WHERE catalog_name = ?3 AND table_namespace = ?4 AND table_name = ?5 AND {TABLE_ROWS}"
+        );
+        let renamed = self.with_conn(|c| {
+            match c.execute(
+                &sql,
+                params![ns, to.name(), self.name, from.namespace_str(), from.name()],
+            ) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    Ok(None)
+                }
+                other => other.map(Some),
+            }
+        })?;
+        match renamed {
+            None => Err(Error::TableAlreadyExists(to.to_string())),
+            Some(0) => Err(Error::NoSuchTable(from.to_string())),
+            Some(_) => Ok(()),
+        }
+    }
 }

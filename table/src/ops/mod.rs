@@ -11,6 +11,7 @@
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
 //! | `rewrite_manifests.rs` | [`Table::rewrite_manifests`](crate::Table::rewrite_manifests): `CALL ... rewrite_manifests`, manifests regrouped by partition | `replace` (no data change) |
 //! | `upgrade_geometry.rs` | [`Table::upgrade_geometry`](crate::Table::upgrade_geometry): `CALL ... upgrade_geometry`, a no-CRS table copied to a v3 `geometry(<srid>)` table | `append` on the new table |
+//! | `schema.rs` | [`Table::update_schema`](crate::Table::update_schema): `ALTER TABLE ... ADD / DROP / RENAME COLUMN` | metadata only |
 //! | `properties.rs` | [`Table::set_properties`](crate::Table::set_properties), [`Table::unset_properties`](crate::Table::unset_properties): `ALTER TABLE ... SET / UNSET TBLPROPERTIES` | metadata only |
 
 pub(crate) mod append;
@@ -20,4 +21,5 @@ pub(crate) mod properties;
 pub(crate) mod rewrite;
 pub(crate) mod rewrite_manifests;
 pub(crate) mod row_delta;
+pub(crate) mod schema;
 pub(crate) mod upgrade_geometry;

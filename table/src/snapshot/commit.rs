@@ -15,7 +15,7 @@ use std::time::Instant;
 use iceberg::spec::{Operation, TableMetadata};
 
 use super::SnapshotProducer;
-use crate::bridge;
+use crate::bridge::{self, GeoFields};
 use crate::error::{Error, Result};
 use crate::table::{Table, metadata_location, metadata_version};
 
@@ -29,6 +29,7 @@ pub struct PendingCommit {
     base: Table,
     location: String,
     metadata: TableMetadata,
+    geo: GeoFields,
 }
 
 impl PendingCommit {
@@ -44,12 +45,24 @@ impl PendingCommit {
         metadata: TableMetadata,
         location: String,
     ) -> Result<PendingCommit> {
-        let bytes = bridge::metadata_to_json(&metadata, base.geo_fields())?;
+        PendingCommit::stage_with_geo(base, metadata, location, base.geo_fields().clone())
+    }
+
+    /// Writes `metadata` at `location` as the next version of `base` whose geo fields are
+    /// `geo` (a schema change adds or keeps them), not yet visible.
+    pub(crate) fn stage_with_geo(
+        base: &Table,
+        metadata: TableMetadata,
+        location: String,
+        geo: GeoFields,
+    ) -> Result<PendingCommit> {
+        let bytes = bridge::metadata_to_json(&metadata, &geo)?;
         base.storage().write_new(&location, bytes)?;
         Ok(PendingCommit {
             base: base.clone(),
             location,
             metadata,
+            geo,
         })
     }
 
@@ -103,7 +116,8 @@ impl PendingCommit {
     }
 
     fn into_table(self) -> Table {
-        self.base.next_version(self.location, self.metadata)
+        self.base
+            .next_version_with_geo(self.location, self.metadata, self.geo)
     }
 }
 

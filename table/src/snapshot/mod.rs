@@ -25,7 +25,9 @@ use iceberg::spec::{
 };
 
 pub use commit::PendingCommit;
-pub(crate) use commit::{CommitFailure, SnapshotOperation, commit_with_retry};
+pub(crate) use commit::{
+    CommitFailure, SnapshotOperation, commit_with_retry, next_metadata_location,
+};
 use summary::SummaryBuilder;
 pub(crate) use validation::{ReadSet, validate_since};
 

@@ -1,0 +1,280 @@
+//! Seed 002's silent failure made loud: a column that pruning depends on (a bbox column, a
+//! column of `write.sort-order`, a spatial index column) placed past
+//! `write.metadata.metrics.max-inferred-column-defaults` gets metrics mode `none`, so data files
+//! carry no bounds for it and nothing is ever skipped on it.
+//!
+//! Positions are counted as Iceberg Java's `MetricsConfig.limitFieldIds` counts them
+//! (core/src/main/java/org/apache/iceberg/MetricsConfig.java): the primitive fields of the top
+//! level in schema order first, then those of each nested struct (list elements and map keys and
+//! values as their fields), depth first. An explicit `write.metadata.metrics.default` lifts the
+//! cap, an explicit `write.metadata.metrics.column.<c>` decides the column's mode, and a column
+//! of the table's Iceberg sort order is raised to `truncate(16)`: none of those is warned about.
+
+use std::fmt;
+
+use iceberg::spec::{StructType, Type};
+
+use crate::error::Result;
+use crate::metrics::{METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED};
+use crate::table::Table;
+
+/// Table property listing the sort order appends and `rewrite_data_files(strategy => 'sort')`
+/// use (`bbox_min_x, bbox_min_y`, `hilbert(geom, 12)`, `zorder(a, b)`).
+pub const WRITE_SORT_ORDER_PROPERTY: &str = "write.sort-order";
+
+/// Iceberg's default for `write.metadata.metrics.max-inferred-column-defaults`.
+const DEFAULT_LIMIT: usize = 100;
+
+/// Why a column matters for pruning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PruningRole {
+    /// One of a geometry column's bbox columns.
+    BBoxColumn,
+    /// Named in `write.sort-order`.
+    SortOrder,
+    /// The column of a recorded spatial index (`geoberg.spatial-index.<c>`).
+    SpatialIndex,
+}
+
+/// A pruning column that will get no metrics: data files written from now on carry no bounds
+/// for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsPositionWarning {
+    /// The column (dotted for nested fields).
+    pub column: String,
+    /// Why it matters.
+    pub role: PruningRole,
+    /// Its 1-based position among the columns Iceberg counts against the limit.
+    pub position: usize,
+    /// The limit in force.
+    pub limit: usize,
+}
+
+impl fmt::Display for MetricsPositionWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let role = match self.role {
+            PruningRole::BBoxColumn => "bbox column",
+            PruningRole::SortOrder => "sort-order column",
+            PruningRole::SpatialIndex => "spatial index column",
+        };
+        write!(
+            f,
+            "warning: {role} {:?} is metrics column {} but {METRICS_MAX_INFERRED} is {}, so it \
+             gets metrics mode none: data files will carry no bounds for it and no file is \
+             skipped on it. Fix: ALTER TABLE ... SET TBLPROPERTIES \
+             ('{METRICS_COLUMN_PREFIX}{}' = 'full')",
+            self.column, self.position, self.limit, self.column
+        )
+    }
+}
+
+/// Primitive fields as `(field id, dotted name)` in the order Iceberg counts them against
+/// `max-inferred-column-defaults` (see the module docs).
+pub(crate) fn inferred_metrics_order(schema: &StructType) -> Vec<(i32, String)> {
+    fn name(prefix: Option<&str>, field: &str) -> String {
+        match prefix {
+            Some(p) => format!("{p}.{field}"),
+            None => field.to_string(),
+        }
+    }
+    fn in_struct(s: &StructType, prefix: Option<&str>, out: &mut Vec<(i32, String)>) {
+        for f in s.fields() {
+            if f.field_type.is_primitive() {
+                out.push((f.id, name(prefix, &f.name)));
+            }
+        }
+        for f in s.fields() {
+            if !f.field_type.is_primitive() {
+                nested(&f.field_type, &name(prefix, &f.name), out);
+            }
+        }
+    }
+    fn nested(ty: &Type, path: &str, out: &mut Vec<(i32, String)>) {
+        match ty {
+            Type::Primitive(_) => {}
+            Type::Struct(s) => in_struct(s, Some(path), out),
+            Type::List(l) => child(
+                &l.element_field.field_type,
+                l.element_field.id,
+                path,
+                "element",
+                out,
+            ),
+            Type::Map(m) => {
+                child(&m.key_field.field_type, m.key_field.id, path, "key", out);
+                child(
+                    &m.value_field.field_type,
+                    m.value_field.id,
+                    path,
+                    "value",
+                    out,
+                );
+            }
+        }
+    }
+    fn child(ty: &Type, id: i32, path: &str, part: &str, out: &mut Vec<(i32, String)>) {
+        let path = format!("{path}.{part}");
+        match ty.is_primitive() {
+            true => out.push((id, path)),
+            false => nested(ty, &path, out),
+        }
+    }
+    let mut out = Vec::new();
+    in_struct(schema, None, &mut out);
+    out
+}
+
+/// The column names a `write.sort-order` value sorts by: the leading name of each term
+/// (`bbox_min_x DESC NULLS LAST`), and the column arguments of `hilbert(...)` / `zorder(...)`.
+fn sort_order_columns(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut term) = (0usize, String::new());
+    let mut terms = Vec::new();
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                terms.push(std::mem::take(&mut term));
+                continue;
+            }
+            _ => {}
+        }
+        term.push(c);
+    }
+    terms.push(term);
+    let unquote = |s: &str| s.trim().trim_matches('`').trim_matches('"').to_string();
+    for t in terms {
+        let t = t.trim();
+        if let Some(open) = t.find('(') {
+            let inner = t[open + 1..].trim_end().trim_end_matches(')');
+            for arg in inner.split(',') {
+                let arg = unquote(arg);
+                let is_name = arg
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_');
+                if is_name {
+                    out.push(arg);
+                }
+            }
+        } else if let Some(first) = t.split_whitespace().next() {
+            out.push(unquote(first));
+        }
+    }
+    out
+}
+
+impl Table {
+    /// The pruning columns of this version that get metrics mode `none` because of where they
+    /// sit (see the module docs); empty when every one keeps its bounds. Statements that add
+    /// columns or change metrics properties return these as warnings.
+    pub fn metrics_position_warnings(&self) -> Result<Vec<MetricsPositionWarning>> {
+        let props = self.metadata().properties();
+        if props.contains_key(METRICS_DEFAULT) {
+            return Ok(Vec::new());
+        }
+        let limit = props
+            .get(METRICS_MAX_INFERRED)
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(DEFAULT_LIMIT);
+        let order = inferred_metrics_order(self.metadata().current_schema().as_struct());
+        if order.len() <= limit {
+            return Ok(Vec::new());
+        }
+        let mut wanted: Vec<(String, PruningRole)> = Vec::new();
+        for g in self.geo_columns() {
+            if let Some(b) = self.bbox_columns(&g.name)? {
+                wanted.extend(b.names.into_iter().map(|n| (n, PruningRole::BBoxColumn)));
+            }
+        }
+        if let Some(v) = props.get(WRITE_SORT_ORDER_PROPERTY) {
+            wanted.extend(
+                sort_order_columns(v)
+                    .into_iter()
+                    .map(|n| (n, PruningRole::SortOrder)),
+            );
+        }
+        for index in self.properties()?.spatial_indexes {
+            wanted.push((index.column, PruningRole::SpatialIndex));
+        }
+        let sorted: Vec<i32> = self
+            .metadata()
+            .default_sort_order()
+            .fields
+            .iter()
+            .map(|f| f.source_id)
+            .collect();
+        let mut out: Vec<MetricsPositionWarning> = Vec::new();
+        for (column, role) in wanted {
+            let Some(index) = order.iter().position(|(_, n)| *n == column) else {
+                continue;
+            };
+            let explicit = props.contains_key(&format!("{METRICS_COLUMN_PREFIX}{column}"));
+            if index < limit || explicit || sorted.contains(&order[index].0) {
+                continue;
+            }
+            if out.iter().any(|w| w.column == column) {
+                continue;
+            }
+            out.push(MetricsPositionWarning {
+                column,
+                role,
+                position: index + 1,
+                limit,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iceberg::spec::{ListType, NestedField, PrimitiveType};
+    use std::sync::Arc;
+
+    #[test]
+    fn java_counts_top_level_primitives_before_nested_fields() {
+        let long = || Type::Primitive(PrimitiveType::Long);
+        let schema = StructType::new(vec![
+            Arc::new(NestedField::optional(
+                10,
+                "s",
+                Type::Struct(StructType::new(vec![
+                    Arc::new(NestedField::optional(11, "a", long())),
+                    Arc::new(NestedField::optional(
+                        12,
+                        "l",
+                        Type::List(ListType::new(Arc::new(NestedField::list_element(
+                            13,
+                            long(),
+                            false,
+                        )))),
+                    )),
+                ])),
+            )),
+            Arc::new(NestedField::optional(3, "late", long())),
+            Arc::new(NestedField::optional(1, "id", long())),
+        ]);
+        let order: Vec<String> = inferred_metrics_order(&schema)
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        // Schema order, not field-id order: a column added FIRST after creation counts first.
+        assert_eq!(order, ["late", "id", "s.a", "s.l.element"]);
+    }
+
+    #[test]
+    fn sort_order_terms_name_their_columns() {
+        assert_eq!(
+            sort_order_columns("bbox_min_x ASC NULLS FIRST, `bbox_min_y` DESC"),
+            ["bbox_min_x", "bbox_min_y"]
+        );
+        assert_eq!(
+            sort_order_columns("hilbert(geom, 12, -180, -90, 180, 90), zorder(a, b)"),
+            ["geom", "a", "b"]
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! Seed 002's silent failure: on a table wider than `max-inferred-column-defaults` (100), a
+//! bbox or sort-order column past the cap gets no bounds. `Table::metrics_position_warnings`
+//! names it; the oracle is the data files themselves: a file appended afterwards has no bounds
+//! for exactly the warned columns, and does once the named fix is applied.
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use common::*;
+use geoberg_table::{
+    Column, ColumnPosition, CreateTable, DataType, PruningRole, Table, TableIdent,
+};
+
+const WIDE: usize = 120;
+
+fn wide_table(catalog: Arc<dyn geoberg_table::Catalog>, name: &str) -> Table {
+    let mut columns: Vec<Column> = (0..WIDE)
+        .map(|i| Column::new(format!("c{i}"), DataType::Long))
+        .collect();
+    columns.push(Column::new("geom", DataType::geometry(4326)));
+    CreateTable::new(columns)
+        .create(catalog, &TableIdent::new("test_db", name).unwrap())
+        .unwrap()
+}
+
+/// Two rows over the table's current columns: longs, doubles for the bbox columns, points.
+fn batch(table: &Table) -> RecordBatch {
+    let schema = table.metadata().current_schema();
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for f in schema.as_struct().fields() {
+        match f.name.as_str() {
+            "geom" => {
+                fields.push(
+                    Field::new("geom", ArrowType::Binary, true)
+                        .with_metadata([("srid".to_string(), "4326".to_string())].into()),
+                );
+                columns.push(Arc::new(BinaryArray::from_iter_values([
+                    wkb_point(1.0, 2.0),
+                    wkb_point(3.0, 4.0),
+                ])));
+            }
+            n if n.starts_with("bbox_") => {
+                fields.push(Field::new(n, ArrowType::Float64, true));
+                columns.push(Arc::new(Float64Array::from(vec![0.0, 1.0])));
+            }
+            n => {
+                fields.push(Field::new(n, ArrowType::Int64, true));
+                columns.push(Arc::new(Int64Array::from(vec![1, 2])));
+            }
+        }
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+}
+
+/// Appends [`batch`] and returns the table and the columns its new data file has a lower
+/// bound for, by name.
+fn append_and_bounded(table: &Table) -> (Table, Vec<String>) {
+    let before: Vec<String> = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_path().to_string())
+        .collect();
+    let table = table.append(&[batch(table)]).unwrap().0;
+    let files = table.data_files().unwrap();
+    let newest = files
+        .iter()
+        .find(|f| !before.contains(&f.file_path().to_string()))
+        .unwrap();
+    let schema = table.metadata().current_schema();
+    let mut out: Vec<String> = newest
+        .lower_bounds()
+        .keys()
+        .filter_map(|id| schema.field_by_id(*id).map(|f| f.name.clone()))
+        .collect();
+    out.sort();
+    (table, out)
+}
+
+fn warned(table: &Table) -> Vec<(String, PruningRole, usize)> {
+    table
+        .metrics_position_warnings()
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.column, w.role, w.position))
+        .collect()
+}
+
+#[test]
+fn bbox_columns_added_past_the_cap_are_named_and_really_lose_their_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = wide_table(Arc::clone(&catalog), "t");
+    assert!(warned(&t).is_empty());
+    // Seed 002: four bbox columns right before the geometry, at positions 121..=124.
+    let mut update = t.update_schema();
+    let mut after = format!("c{}", WIDE - 1);
+    for name in ["bbox_min_x", "bbox_min_y", "bbox_max_x", "bbox_max_y"] {
+        update = update.add_column(
+            Column::new(name, DataType::Double),
+            ColumnPosition::After(after.clone()),
+        );
+        after = name.to_string();
+    }
+    let t = update.commit().unwrap();
+    let w = warned(&t);
+    assert_eq!(w.len(), 4, "{w:?}");
+    assert!(
+        w.iter()
+            .all(|(_, role, pos)| *role == PruningRole::BBoxColumn && *pos > 100)
+    );
+    let message = t.metrics_position_warnings().unwrap()[0].to_string();
+    assert!(
+        message.contains("write.metadata.metrics.max-inferred-column-defaults is 100")
+            && message.contains("'write.metadata.metrics.column.bbox_")
+            && message.contains("metrics column 12"),
+        "{message}"
+    );
+    // The oracle: an appended file has no bounds for the warned columns.
+    let (t, bounded) = append_and_bounded(&t);
+    for (column, _, _) in &w {
+        assert!(
+            !bounded.contains(column),
+            "{column} has bounds: {bounded:?}"
+        );
+    }
+    assert!(bounded.contains(&"c0".to_string()), "{bounded:?}");
+
+    // The named fix: an explicit mode per column; the warning goes and the bounds come.
+    let t = t
+        .set_properties(w.iter().map(|(c, _, _)| {
+            (
+                format!("write.metadata.metrics.column.{c}"),
+                "full".to_string(),
+            )
+        }))
+        .unwrap();
+    assert!(warned(&t).is_empty());
+    let (_, bounded) = append_and_bounded(&t);
+    for (column, _, _) in &w {
+        assert!(
+            bounded.contains(column),
+            "{column} has no bounds: {bounded:?}"
+        );
+    }
+}
+
+#[test]
+fn a_column_added_first_counts_first_as_iceberg_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = wide_table(Arc::clone(&catalog), "t");
+    let t = t
+        .update_schema()
+        .add_column(
+            Column::new("bbox_max_y", DataType::Double),
+            ColumnPosition::First,
+        )
+        .add_column(
+            Column::new("bbox_max_x", DataType::Double),
+            ColumnPosition::First,
+        )
+        .add_column(
+            Column::new("bbox_min_y", DataType::Double),
+            ColumnPosition::First,
+        )
+        .add_column(
+            Column::new("bbox_min_x", DataType::Double),
+            ColumnPosition::First,
+        )
+        .commit()
+        .unwrap();
+    // Highest field ids, but first in schema order: within the cap.
+    assert!(warned(&t).is_empty(), "{:?}", warned(&t));
+    let (_, bounded) = append_and_bounded(&t);
+    assert!(bounded.contains(&"bbox_min_x".to_string()), "{bounded:?}");
+    // c96.. are pushed past the cap instead.
+    assert!(!bounded.contains(&format!("c{}", WIDE - 1)), "{bounded:?}");
+}
+
+#[test]
+fn sort_order_columns_and_the_default_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = wide_table(Arc::clone(&catalog), "t")
+        .set_properties([("write.sort-order", "c5 ASC, c110 DESC NULLS LAST")])
+        .unwrap();
+    assert_eq!(
+        warned(&t),
+        [("c110".to_string(), PruningRole::SortOrder, 111)]
+    );
+    let t = t
+        .set_properties([("write.metadata.metrics.max-inferred-column-defaults", "200")])
+        .unwrap();
+    assert!(warned(&t).is_empty());
+    let t = t
+        .unset_properties(
+            ["write.metadata.metrics.max-inferred-column-defaults"],
+            false,
+        )
+        .unwrap()
+        .set_properties([("write.metadata.metrics.default", "counts")])
+        .unwrap();
+    // An explicit default lifts the cap (no column is dropped to none by position).
+    assert!(warned(&t).is_empty());
+}
