@@ -146,8 +146,8 @@ pub use ops::rewrite_manifests::{
     RewriteManifestsReport,
 };
 pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
-pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use ops::schema::{ColumnPosition, UpdateSchema};
+pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use properties::{
     BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
     COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,
