@@ -1,10 +1,16 @@
 //! A ~1% window over a demo-like table (the README demo's data: skewed points around 200
 //! cities, appended in arrival order, then `CREATE SPATIAL INDEX ... hilbert(geom, 16)`):
 //! `SELECT count(*) ... WHERE ST_Intersects(geom, ST_MakeEnvelope(...))` through this engine
-//! vs the table crate's own window scan, and a points-in-polygons join inside the window.
+//! vs the table crate's own window scan vs SedonaDB alone reading the same Parquet files (no
+//! geoberg code: `SedonaContext::read_parquet` over the snapshot's data files) vs DuckDB 1.5.5's
+//! `iceberg_scan` with `ST_Intersects` and with `&&` (`table/interop/duckdb_window.py`, in the
+//! interop venv that `table/interop/run.sh` makes), all on one table in one run; and a
+//! points-in-polygons join inside the window. Every reader's count must equal the engine's.
 //!
 //! `GEOBERG_BENCH_ROWS` (default 4 000 000) and `GEOBERG_BENCH_FILES` (default 16: data files
-//! after the rewrite) size the table. Files read and rows are printed once before timing.
+//! after the rewrite) size the table; `GEOBERG_INTEROP_VENV` names the venv (default
+//! `target/interop-venv`). Files read and rows are printed once before timing; DuckDB's medians
+//! are printed as it measures them (criterion cannot time another process's query).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,6 +27,8 @@ use geoberg_table::{
     BBox, Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, SqliteCatalog, Table,
     TableIdent,
 };
+use sedona::context::SedonaContext;
+use sedona_geoparquet::provider::GeoParquetReadOptions;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -46,7 +54,7 @@ fn as_table_batch(batch: &RecordBatch) -> RecordBatch {
 }
 
 struct Setup {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     table: Table,
     window: BBox,
     session: BlockingSession,
@@ -130,7 +138,7 @@ fn setup() -> Setup {
     let window = densest_window(&sample);
     let session = BlockingSession::new(catalog, "geoberg").unwrap();
     Setup {
-        _dir: dir,
+        dir,
         table,
         window,
         session,
@@ -178,6 +186,76 @@ fn densest_window(sample: &[(f64, f64)]) -> BBox {
 fn count(batches: &[RecordBatch]) -> i64 {
     let c = arrow::compute::cast(batches[0].column(0), &ArrowType::Int64).unwrap();
     c.as_any().downcast_ref::<Int64Array>().unwrap().value(0)
+}
+
+/// SedonaDB with nothing of geoberg's: a context of its own over the snapshot's data files,
+/// read as (Geo)Parquet, and the window query against it.
+fn sedona_direct(table: &Table, window: BBox) -> (tokio::runtime::Runtime, SedonaContext, String) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let paths: Vec<String> = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_path().to_string())
+        .collect();
+    let context = runtime.block_on(async {
+        let context = SedonaContext::new_local_interactive().await.unwrap();
+        let frame = context
+            .read_parquet(paths, GeoParquetReadOptions::default())
+            .await
+            .unwrap();
+        context
+            .ctx
+            .register_table("points", frame.into_view())
+            .unwrap();
+        context
+    });
+    let query = format!(
+        "SELECT count(*) FROM points WHERE ST_Intersects(geom, \
+         ST_SetSRID(ST_MakeEnvelope({}, {}, {}, {}), 4326))",
+        window.min_x, window.min_y, window.max_x, window.max_y
+    );
+    (runtime, context, query)
+}
+
+/// DuckDB's medians for `ST_Intersects` and `&&`, as printed by `duckdb_window.py`; `None` (with
+/// the command that makes the venv) when the interop venv is missing.
+fn duckdb_rows(s: &Setup, expected: i64) -> Option<Vec<String>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let venv = std::env::var_os("GEOBERG_INTEROP_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target/interop-venv"));
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        println!(
+            "DuckDB: no interop venv at {}; make it with `bash table/interop/run.sh`",
+            venv.display()
+        );
+        return None;
+    }
+    let w = s.window;
+    let out = std::process::Command::new(python)
+        .arg(root.join("table/interop/duckdb_window.py"))
+        .arg(s.dir.path())
+        .arg("demo.points")
+        .args([w.min_x, w.min_y, w.max_x, w.max_y].map(|v| v.to_string()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "duckdb_window.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for row in &rows {
+        let count: i64 = row.split('|').nth(2).unwrap().trim().parse().unwrap();
+        assert_eq!(count, expected, "DuckDB disagrees with the engine: {row}");
+    }
+    Some(rows)
 }
 
 fn bench(c: &mut Criterion) {
@@ -261,6 +339,19 @@ fn bench(c: &mut Criterion) {
         explain.row_groups_total
     );
     println!("engine scan node: {scan_line}");
+    let (runtime, sedona, sedona_query) = sedona_direct(&s.table, w);
+    let sedona_count = |q: &str| {
+        runtime.block_on(async { count(&sedona.sql(q).await.unwrap().collect().await.unwrap()) })
+    };
+    assert_eq!(
+        sedona_count(&sedona_query),
+        engine_rows,
+        "SedonaDB on the Parquet files disagrees with the engine"
+    );
+    println!("SedonaDB alone: {sedona_query}");
+    for row in duckdb_rows(&s, engine_rows).unwrap_or_default() {
+        println!("{row}");
+    }
     println!(
         "join: {} pairs, operator {operator}",
         count(&s.session.sql(&join).unwrap())
@@ -283,6 +374,7 @@ fn bench(c: &mut Criterion) {
             batches.iter().map(RecordBatch::num_rows).sum::<usize>()
         })
     });
+    group.bench_function("sedona_parquet", |b| b.iter(|| sedona_count(&sedona_query)));
     group.finish();
     let mut group = c.benchmark_group("window_join");
     group.sample_size(10);

@@ -73,6 +73,9 @@ fn check_statement(statement: &Statement) {
         Statement::RemoveOrphanFiles(_)
         | Statement::RewriteManifests(_)
         | Statement::UpgradeGeometry(_)
+        | Statement::AlterSchema(_)
+        | Statement::RenameTable { .. }
+        | Statement::DropTable { .. }
         | Statement::CreateTable(_)
         | Statement::ShowCreateTable(_)
         | Statement::ShowTblProperties { .. }
