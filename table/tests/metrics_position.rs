@@ -186,8 +186,19 @@ fn a_column_added_first_counts_first_as_iceberg_counts() {
 fn sort_order_columns_and_the_default_mode() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
+    // A column sort order becomes the table's Iceberg sort order, whose columns keep metrics
+    // past the cap (Iceberg Java's MetricsConfig raises them to truncate(16)): no warning, and
+    // the appended file really has c110's bounds.
     let t = wide_table(Arc::clone(&catalog), "t")
         .set_properties([("write.sort-order", "c5 ASC, c110 DESC NULLS LAST")])
+        .unwrap();
+    assert!(warned(&t).is_empty(), "{:?}", warned(&t));
+    let (_, bounded) = append_and_bounded(&t);
+    assert!(bounded.contains(&"c110".to_string()), "{bounded:?}");
+    // A z-order has no Iceberg transform, so it is not recorded as one: c110 past the cap
+    // loses its bounds, and the statement says so.
+    let t = t
+        .set_properties([("write.sort-order", "zorder(c5, c110)")])
         .unwrap();
     assert_eq!(
         warned(&t),

@@ -14,4 +14,5 @@ mod rectangle;
 mod row_changes;
 mod scan;
 mod schema_statements;
+mod seed_recipes;
 mod statements;

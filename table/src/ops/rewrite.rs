@@ -643,8 +643,9 @@ impl Batch<'_> {
             }
         };
         let mut added = Vec::with_capacity(outcome.added.len());
+        let nan_free = nan_free_columns(planned.entries.values());
         for out in &outcome.added {
-            match self.output_entry(current, out) {
+            match self.output_entry(current, out, &nan_free) {
                 Ok(f) => added.push(f),
                 Err(e) => {
                     cleanup(current);
@@ -737,7 +738,12 @@ impl Batch<'_> {
 
     /// The manifest entry of a rewritten file: the clustered column's bounds from the
     /// rewrite's own bbox, the rest from the Parquet footer, under the table's metrics modes.
-    fn output_entry(&self, table: &Table, out: &OutputFile) -> Result<(i32, DataFile)> {
+    fn output_entry(
+        &self,
+        table: &Table,
+        out: &OutputFile,
+        nan_free: &HashMap<i32, u64>,
+    ) -> Result<(i32, DataFile)> {
         let (spec_id, partition) = self
             .planned
             .partitions
@@ -774,7 +780,7 @@ impl Batch<'_> {
                 footer: &footer,
                 partition,
                 spec_id,
-                nan_counts: HashMap::new(),
+                nan_counts: nan_free.clone(),
                 geo_boxes,
                 sort_order_id: crate::sort_order::file_sort_order_id(
                     table,
@@ -784,6 +790,28 @@ impl Batch<'_> {
         )?;
         Ok((spec_id, file))
     }
+}
+
+/// NaN counts of a rewritten file. Its rows are some of the rewrite's input rows, so a float
+/// column that no input holds a NaN in (each input's count known to be 0) holds none: count 0,
+/// which lets readers prune on its bounds (a count left unknown means "may hold NaN", and
+/// NaN sorts above every number, so no `>` / `>=` could skip the file). Other columns stay
+/// unknown.
+fn nan_free_columns<'a>(inputs: impl IntoIterator<Item = &'a DataFile>) -> HashMap<i32, u64> {
+    let mut inputs = inputs.into_iter();
+    let Some(first) = inputs.next() else {
+        return HashMap::new();
+    };
+    let mut out: HashMap<i32, u64> = first
+        .nan_value_counts()
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(id, _)| (*id, 0))
+        .collect();
+    for f in inputs {
+        out.retain(|id, _| f.nan_value_counts().get(id) == Some(&0));
+    }
+    out
 }
 
 /// The REPLACE commit of a rewrite: the files it read are marked DELETED and the new ones
