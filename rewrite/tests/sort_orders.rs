@@ -16,27 +16,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use proptest::prelude::*;
 
-/// SplitMix64: deterministic test data without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
 
-fn point_wkb(x: f64, y: f64) -> Vec<u8> {
-    let mut w = vec![1u8, 1, 0, 0, 0];
-    w.extend(x.to_le_bytes());
-    w.extend(y.to_le_bytes());
-    w
-}
+use common::{Rng, point_wkb};
 
 fn schema() -> SchemaRef {
     let id = |f: Field, i: i32| {
