@@ -140,6 +140,35 @@ pub enum SortOrder {
 }
 
 impl SortOrder {
+    /// The order after column `from` is renamed `to` (a nested field `from.x` becomes `to.x`).
+    pub fn rename_column(&self, from: &str, to: &str) -> SortOrder {
+        let rename = |c: &str| -> String {
+            match c.strip_prefix(from) {
+                Some("") => to.to_string(),
+                Some(rest) if rest.starts_with('.') => format!("{to}{rest}"),
+                _ => c.to_string(),
+            }
+        };
+        match self {
+            SortOrder::Columns(fields) => SortOrder::Columns(
+                fields
+                    .iter()
+                    .map(|f| SortField {
+                        column: rename(&f.column),
+                        ..f.clone()
+                    })
+                    .collect(),
+            ),
+            SortOrder::Hilbert(h) => SortOrder::Hilbert(HilbertIndex {
+                column: rename(&h.column),
+                ..h.clone()
+            }),
+            SortOrder::ZOrder(columns) => {
+                SortOrder::ZOrder(columns.iter().map(|c| rename(c)).collect())
+            }
+        }
+    }
+
     /// The columns the order reads, in order.
     pub fn columns(&self) -> Vec<&str> {
         match self {
@@ -301,6 +330,20 @@ fn zorder(expr: &Expr, function: &sqlparser::ast::Function) -> Result<SortOrder,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rename_follows_into_every_kind_of_order() {
+        let rename = |s: &str| {
+            parse_sort_order(s)
+                .unwrap()
+                .rename_column("s", "t")
+                .to_string()
+        };
+        let same = |s: &str| parse_sort_order(s).unwrap().to_string();
+        assert_eq!(rename("s DESC, so, s.a"), same("t DESC, so, t.a"));
+        assert_eq!(rename("zorder(a, s)"), "zorder(a, t)");
+        assert_eq!(rename("hilbert(s, 12)"), "hilbert(t, 12)");
+    }
 
     #[test]
     fn defaults_follow_iceberg_java() {

@@ -134,7 +134,7 @@ pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metrics::{MetricsConfig, MetricsMode};
-pub use metrics_position::{MetricsPositionWarning, PruningRole, WRITE_SORT_ORDER_PROPERTY};
+pub use metrics_position::{MetricsPositionWarning, PruningRole};
 pub use ops::append::AppendReport;
 pub use ops::bbox_columns::{
     AddBBoxColumnsReport, BBoxBackfill, BackfillReport, DEFAULT_BACKFILL_GROUP_BYTES,

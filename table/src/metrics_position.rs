@@ -16,11 +16,8 @@ use iceberg::spec::{StructType, Type};
 
 use crate::error::Result;
 use crate::metrics::{METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED};
+use crate::properties::SORT_ORDER_PROPERTY;
 use crate::table::Table;
-
-/// Table property listing the sort order appends and `rewrite_data_files(strategy => 'sort')`
-/// use (`bbox_min_x, bbox_min_y`, `hilbert(geom, 12)`, `zorder(a, b)`).
-pub const WRITE_SORT_ORDER_PROPERTY: &str = "write.sort-order";
 
 /// Iceberg's default for `write.metadata.metrics.max-inferred-column-defaults`.
 const DEFAULT_LIMIT: usize = 100;
@@ -189,7 +186,7 @@ impl Table {
                 wanted.extend(b.names.into_iter().map(|n| (n, PruningRole::BBoxColumn)));
             }
         }
-        if let Some(v) = props.get(WRITE_SORT_ORDER_PROPERTY) {
+        if let Some(v) = props.get(SORT_ORDER_PROPERTY) {
             wanted.extend(
                 sort_order_columns(v)
                     .into_iter()

@@ -179,7 +179,10 @@ fn a_renamed_column_reads_under_its_new_name_in_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = sqlite_catalog(dir.path());
     let t = points_table(Arc::clone(&catalog), "t")
-        .set_properties([("write.metadata.metrics.column.data", "full")])
+        .set_properties([
+            ("write.metadata.metrics.column.data", "full"),
+            ("write.sort-order", "data DESC, id"),
+        ])
         .unwrap();
     let t = t.append(&[points_batch(0..5, uniform(1))]).unwrap().0;
     let files_before = data_dir_files(&t);
@@ -214,6 +217,11 @@ fn a_renamed_column_reads_under_its_new_name_in_every_file() {
         Some("full")
     );
     assert!(!props.contains_key("write.metadata.metrics.column.data"));
+    // So does the sort order appends use.
+    assert_eq!(
+        props.get("write.sort-order").map(String::as_str),
+        Some("label DESC NULLS LAST, id ASC NULLS FIRST")
+    );
 
     // Appends name the column by its new name.
     let batch = points_batch(5..8, uniform(2));

@@ -27,7 +27,7 @@ use crate::bridge::GeoFields;
 use crate::error::{Error, Result};
 use crate::metrics::METRICS_COLUMN_PREFIX;
 use crate::properties::{
-    BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
+    BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, SORT_ORDER_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
     SPATIAL_INDEX_PROPERTY_PREFIX, TableProperties,
 };
 use crate::schema::{Column, DataType};
@@ -504,6 +504,16 @@ impl Working<'_> {
             && v == from
         {
             *v = to.to_string();
+        }
+        // `write.sort-order` names its columns: it follows too (a value that does not parse
+        // is left for `SET TBLPROPERTIES` to fix).
+        if let Some(v) = self.props.get_mut(SORT_ORDER_PROPERTY)
+            && let Ok(order) = v.parse::<geoberg_sql::SortOrder>()
+        {
+            let renamed = order.rename_column(from, to);
+            if renamed != order {
+                *v = renamed.to_string();
+            }
         }
         Ok(())
     }
