@@ -20,7 +20,7 @@
 //! | `storage` | one seam for every read and write: `object_store`, sync, fault-injectable |
 //! | `create`, `ddl` | creating a table; `SHOW CREATE TABLE` |
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
-//! | `ops` | operations: append, rewrite (spatial index), maintenance |
+//! | `ops` | operations: append, rewrite (spatial index), row-level changes, schema and property changes, bbox-column backfill, maintenance |
 //! | `scan`, `file_index`, `file_filter`, `bbox_columns` | scans, spatial file pruning (on the column's bounds, or on bbox columns under any writer's names), file selection by predicate |
 //! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
@@ -71,6 +71,24 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(())
 //! # }
+//! ```
+//!
+//! Seed 002's recipe ("Materializing Bbox Columns for Pushdown") on a table like this one: the
+//! four bbox columns go right before the geometry with `full` metrics, every append derives
+//! them from then on, and the backfill fills the older files one partition at a time (one
+//! atomic `overwrite` commit each, safe to re-run), reporting the files a bbox-range query
+//! reads before and after. In SQL it is
+//! `CALL <catalog>.system.add_bbox_columns(table => 'db.t', column => 'geom')`.
+//!
+//! ```no_run
+//! # fn f(table: geoberg_table::Table) -> geoberg_table::Result<()> {
+//! let (table, added) = table.add_bbox_columns("geom", None)?;
+//! let (table, report) = table
+//!     .backfill_bbox_columns("geom")
+//!     .where_sql("event_day < '2026-12-01'")
+//!     .execute()?;
+//! println!("{added}\n{report}"); // files read before and after, per seed 002
+//! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
