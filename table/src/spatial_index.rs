@@ -69,7 +69,7 @@ impl SpatialIndex {
 pub struct HilbertCell {
     /// The geometry column the cell derives from.
     pub column: String,
-    /// The curve (precision at most [`MAX_CELL_PRECISION`]).
+    /// The curve (precision at most 16, `MAX_CELL_PRECISION`).
     pub spec: HilbertSpec,
 }
 
