@@ -13,6 +13,9 @@
 //! `interop evolve <catalog.db> <warehouse>` creates `geo.evolved` (id, name, old, geom), appends
 //! 10 rows, adds `score double` after `id`, renames `name` to `label`, drops `old`, appends 5
 //! rows with scores, and prints the rows as the current schema should read them.
+//! `interop backfill <catalog.db> <warehouse>` creates `geo.telemetry` (id, day, geom;
+//! partitioned by day) from 12 appends over 3 days, runs seed 002's `add_bbox_columns` and the
+//! per-partition backfill, and prints the rows, the window and the files read before and after.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,7 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("rewrite") => rewrite(&args[1..]),
         Some("upgrade") => upgrade(&args[1..]),
         Some("evolve") => evolve(&args[1..]),
-        _ => Err("usage: interop scan|write|rewrite|upgrade|evolve ...".into()),
+        Some("backfill") => backfill(&args[1..]),
+        _ => Err("usage: interop scan|write|rewrite|upgrade|evolve|backfill ...".into()),
     }
 }
 
@@ -199,6 +203,93 @@ fn evolve(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             "metadata_location": table.metadata_location(),
             "columns": columns,
             "rows": rows,
+        })
+    );
+    Ok(())
+}
+
+fn backfill(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use geoberg_table::PartitionField;
+    let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(&a[0], "geoberg", &a[1])?);
+    catalog.create_namespace("geo")?;
+    let mut table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("day", DataType::String),
+        Column::new("geom", DataType::geometry(4326)),
+    ])
+    .partition_by(PartitionField::identity("day"))
+    .create(catalog, &TableIdent::new("geo", "telemetry")?)?;
+    // Points spread over the world in arrival order: every appended file spans it.
+    let xy = |i: i64| {
+        let t = i as f64 * 0.618_033_988_749_895;
+        (
+            (t.fract() * 360.0) - 180.0,
+            ((i * 37 % 170) as f64) - 85.0 + 0.5,
+        )
+    };
+    let label = HashMap::from([("srid".to_string(), "4326".to_string())]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("day", ArrowType::Utf8, true),
+        Field::new("geom", ArrowType::Binary, true).with_metadata(label),
+    ]));
+    for a in 0..12i64 {
+        let ids: Vec<i64> = (a * 200..(a + 1) * 200).collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids.clone())),
+                Arc::new(StringArray::from(vec![
+                    format!("2026-11-0{}", a / 4 + 1);
+                    200
+                ])),
+                Arc::new(BinaryArray::from_iter_values(ids.iter().map(|&i| {
+                    let (x, y) = xy(i);
+                    point(x, y)
+                }))),
+            ],
+        )?;
+        table = table.append(&[batch])?.0;
+    }
+    // Files of about a quarter of a day, so that the sorted backfill has files to skip.
+    let bytes: u64 = table
+        .data_files()?
+        .iter()
+        .map(|f| f.file_size_in_bytes())
+        .sum();
+    let table =
+        table.set_properties([("write.target-file-size-bytes", (bytes / 12).to_string())])?;
+    let (table, _) = table.add_bbox_columns("geom", None)?;
+    let window = BBox::new(-30.0, -40.0, 10.0, 40.0);
+    let (table, report) = table
+        .backfill_bbox_columns("geom")
+        .window(window)
+        .execute()?;
+    let rows: Vec<serde_json::Value> = (0..2400i64)
+        .map(|i| {
+            let (x, y) = xy(i);
+            serde_json::json!({"id": i, "x": x, "y": y})
+        })
+        .collect();
+    let columns: Vec<&str> = table
+        .metadata()
+        .current_schema()
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    println!(
+        "{}",
+        serde_json::json!({
+            "metadata_location": table.metadata_location(),
+            "columns": columns,
+            "rows": rows,
+            "window": [window.min_x, window.min_y, window.max_x, window.max_y],
+            "files_total": report.files_total,
+            "files_read_before": report.files_read_before,
+            "files_read_after": report.files_read_after,
+            "partitions_backfilled": report.partitions_backfilled,
         })
     );
     Ok(())
