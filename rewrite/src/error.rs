@@ -114,6 +114,15 @@ pub enum RewriteError {
         /// A file with a different schema.
         other: String,
     },
+    /// An input batch could not be made into the output schema a [`crate::TargetSchema`]
+    /// gives (a value that does not fit the column's current type, a geometry in another CRS).
+    #[error("input file '{path}' does not fit the table's current schema: {reason}")]
+    Conform {
+        /// Input file.
+        path: String,
+        /// Why, naming the column and the fix.
+        reason: String,
+    },
     /// An input file's row-lineage column (found by its reserved field id) is not a 64-bit
     /// integer, so its values cannot be carried into the output.
     #[error(

@@ -253,6 +253,7 @@ fn run_partition(
         .inputs
         .iter()
         .any(|&i| plan.inputs[i].lineage.is_some());
+    let target = storage.target_schema();
     let layouts: Vec<Layout> = sources
         .iter()
         .map(|(_, s)| Layout::of(s.schema(), lineage))
@@ -262,7 +263,9 @@ fn run_partition(
         .zip(&sources)
         .map(|(l, (_, s))| l.data_schema(s.schema()))
         .collect();
-    if let Some(k) = (1..sources.len()).find(|&k| !same_columns(&data_schemas[k], &data_schemas[0]))
+    if target.is_none()
+        && let Some(k) =
+            (1..sources.len()).find(|&k| !same_columns(&data_schemas[k], &data_schemas[0]))
     {
         return Err(RewriteError::SchemaMismatch {
             partition: part.partition.0.clone(),
@@ -270,9 +273,27 @@ fn run_partition(
             other: plan.inputs[sources[k].0].location.clone(),
         });
     }
-    let input_parquet = first.metadata.metadata().file_metadata().schema_descr();
     let mut plain = plain_columns(first.metadata.metadata().row_groups().first());
-    let (arrow_schema, parquet_schema, geometry_index) = if lineage {
+    let (arrow_schema, parquet_schema, geometry_index) = if let Some(target) = target {
+        // Every input batch is conformed to the target, lineage columns after its data columns.
+        let data = target.arrow_schema();
+        let geometry = data
+            .index_of(column)
+            .map_err(|_| RewriteError::MissingGeometryColumn {
+                path: plan.inputs[*first_input].location.clone(),
+                column: column.to_string(),
+                found: "a target schema without it".into(),
+            })?;
+        let parquet = target.parquet_schema();
+        if lineage {
+            plain.push(ColumnPath::new(vec![ROW_ID_COLUMN.to_string()]));
+            let (arrow, parquet) = output_schemas(&data, &parquet)?;
+            (arrow, parquet, geometry)
+        } else {
+            (data, parquet, geometry)
+        }
+    } else if lineage {
+        let input_parquet = first.metadata.metadata().file_metadata().schema_descr();
         let (arrow, parquet) = output_schemas(&data_schemas[0], input_parquet)?;
         let g = layouts[0]
             .data
@@ -289,7 +310,12 @@ fn run_partition(
     } else {
         (
             first.schema().clone(),
-            input_parquet.clone(),
+            first
+                .metadata
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .clone(),
             first.geometry_index,
         )
     };
@@ -361,13 +387,33 @@ fn run_partition(
         for batch in reader {
             let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
             let n = batch.num_rows() as u64;
-            let (batch, geometry_index) = if lineage {
-                let lineage = plan.inputs[*input].lineage;
-                let batch =
-                    layouts[si].with_lineage(&batch, lineage, row, &config.arrow_schema, path)?;
-                (batch, config.geometry_index)
-            } else {
-                (batch, source.geometry_index)
+            let (batch, geometry_index) = match target {
+                Some(target) => {
+                    let batch = target.conform(path, &batch)?;
+                    if lineage {
+                        let layout = Layout::of(&batch.schema(), true);
+                        let lineage = plan.inputs[*input].lineage;
+                        let out = &config.arrow_schema;
+                        (
+                            layout.with_lineage(&batch, lineage, row, out, path)?,
+                            geometry_index,
+                        )
+                    } else {
+                        (batch, geometry_index)
+                    }
+                }
+                None if lineage => {
+                    let lineage = plan.inputs[*input].lineage;
+                    let batch = layouts[si].with_lineage(
+                        &batch,
+                        lineage,
+                        row,
+                        &config.arrow_schema,
+                        path,
+                    )?;
+                    (batch, config.geometry_index)
+                }
+                None => (batch, source.geometry_index),
             };
             // Deleted rows go now, after lineage was derived from their file positions.
             let deleted = &plan.inputs[*input].deleted;

@@ -93,6 +93,7 @@ mod sizing;
 mod source;
 mod spill;
 mod storage;
+mod target_schema;
 mod writer;
 
 pub use columns::GeoColumns;
@@ -122,4 +123,5 @@ pub use storage::{
     DirectoryStorage, InputStorage, LocalFile, LocalFiles, OutputStream, RandomAccess,
     RewriteStorage, local_path,
 };
+pub use target_schema::TargetSchema;
 pub use writer::{ColumnMetrics, OutputFile};

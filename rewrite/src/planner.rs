@@ -357,7 +357,9 @@ fn sample_partition(
     // the lineage columns (written by an earlier rewrite) does not matter.
     let lineage = files.iter().any(|f| f.lineage.is_some());
     let data = |s: &arrow_schema::SchemaRef| Layout::of(s, lineage).data_schema(s);
-    if let Some(first) = per_file.first().map(|(s, _)| data(s))
+    // Inputs read as a target schema may differ: each is made into the target's columns.
+    if storage.target_schema().is_none()
+        && let Some(first) = per_file.first().map(|(s, _)| data(s))
         && let Some(i) = per_file
             .iter()
             .position(|(s, _)| !same_columns(&data(s), &first))
@@ -369,6 +371,41 @@ fn sample_partition(
         });
     }
     Ok(per_file.into_iter().flat_map(|(_, s)| s).collect())
+}
+
+/// Every `stride`-th row's prefix key of `order`, read from all of the file's columns made
+/// into the target's.
+fn sample_conformed(
+    source: &Source,
+    target: &dyn crate::TargetSchema,
+    order: &RowOrder,
+    sampling: &Sampling<'_>,
+    input_index: u64,
+    stride: u64,
+) -> Result<Vec<u64>, RewriteError> {
+    let path = source.location();
+    let n_groups = source.metadata.metadata().num_row_groups();
+    let reader = source.reader((0..n_groups).collect(), false)?;
+    let mut keys = Vec::new();
+    let mut row0 = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
+        let n = batch.num_rows() as u64;
+        let first = (stride - row0 % stride) % stride;
+        let picks: Vec<u32> = (first..n)
+            .step_by(stride as usize)
+            .map(|i| i as u32)
+            .collect();
+        if !picks.is_empty() {
+            let picked = arrow_select::take::take_record_batch(&batch, &UInt32Array::from(picks))
+                .map_err(|e| RewriteError::arrow("sampling sort keys", e))?;
+            let picked = target.conform(path, &picked)?;
+            let bound = BoundOrder::bind(order, &picked.schema(), sampling.geography, path)?;
+            keys.extend(bound.prefix_keys(&picked, true, input_index, row0)?);
+        }
+        row0 += n;
+    }
+    Ok(keys)
 }
 
 fn sample_file(
@@ -407,7 +444,24 @@ fn sample_file(
             return Ok((source.schema().clone(), samples));
         }
         order => {
-            let bound = BoundOrder::bind(order, source.schema(), sampling.geography, path)?;
+            let bound = match (
+                BoundOrder::bind(order, source.schema(), sampling.geography, path),
+                storage.target_schema(),
+            ) {
+                (Ok(bound), _) => bound,
+                // A file from before a schema change (a sort column added or renamed since):
+                // its rows as the target's columns.
+                (Err(RewriteError::MissingSortColumn { .. }), Some(target)) => {
+                    return sample_conformed(&source, target, order, sampling, input_index, stride)
+                        .map(|keys| {
+                            (
+                                source.schema().clone(),
+                                keys.into_iter().map(sample).collect(),
+                            )
+                        });
+                }
+                (Err(e), _) => return Err(e),
+            };
             let reader = source.reader_columns((0..n_groups).collect(), bound.indices())?;
             let mut samples = Vec::with_capacity((rows / stride + 1) as usize);
             let mut row0 = 0u64;

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use parquet::file::reader::{ChunkReader, Length};
 
 use crate::PartitionKey;
+use crate::target_schema::TargetSchema;
 
 /// Random access to the bytes of one input file.
 pub trait RandomAccess: Send + Sync {
@@ -53,6 +54,13 @@ pub trait InputStorage: Sync {
     /// local path or `file://` URI.
     fn open(&self, location: &str) -> io::Result<Arc<dyn RandomAccess>> {
         Ok(Arc::new(LocalFile::open(local_path(location))?))
+    }
+
+    /// The columns the inputs are read as when their own may differ (a table whose schema
+    /// evolved; see [`TargetSchema`]), which the output files then have; by default none: a
+    /// partition's inputs must share their columns, and the outputs keep them.
+    fn target_schema(&self) -> Option<&dyn TargetSchema> {
+        None
     }
 }
 

@@ -69,6 +69,10 @@ pub struct OutputFile {
     pub geography_bboxes: BTreeMap<String, Option<Extent>>,
     /// Per-leaf-column counts and sizes.
     pub columns: Vec<ColumnMetrics>,
+    /// NaN values of each top-level float and double column, by field id (what Iceberg's
+    /// `nan_value_counts` holds; Parquet's statistics do not count them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nan_counts: BTreeMap<i32, u64>,
     /// The Parquet footer, for further metrics; not serialized.
     #[serde(skip)]
     pub footer: Option<Arc<ParquetMetaData>>,
@@ -156,6 +160,8 @@ struct OpenFile {
     bbox: Bounds,
     /// Bounds of the other geography columns, in `WriterConfig::geography` order.
     geography: Vec<Bounds>,
+    /// NaN values of each top-level float or double column, by field id.
+    nan_counts: BTreeMap<i32, u64>,
     first_key: u64,
     last_key: u64,
     rows: u64,
@@ -246,6 +252,7 @@ impl<'a> RollingWriter<'a> {
                     .iter()
                     .map(|_| Bounds::new(true))
                     .collect(),
+                nan_counts: BTreeMap::new(),
                 first_key,
                 last_key,
                 rows: 0,
@@ -269,6 +276,7 @@ impl<'a> RollingWriter<'a> {
                     source,
                 })?;
         }
+        count_nans(&mut f.nan_counts, &config.arrow_schema, batch);
         write_row_group(f, &self.config.arrow_schema, batch)
             .map_err(|e| RewriteError::parquet(&f.path, e))?;
         f.last_key = last_key;
@@ -312,9 +320,37 @@ impl<'a> RollingWriter<'a> {
                 .zip(&f.geography)
                 .map(|((_, name), b)| (name.clone(), b.finish()))
                 .collect(),
+            nan_counts: std::mem::take(&mut f.nan_counts),
             footer: Some(Arc::new(footer)),
         });
         Ok(())
+    }
+}
+
+/// Adds the NaNs of the batch's top-level float and double columns (with field ids).
+fn count_nans(counts: &mut BTreeMap<i32, u64>, schema: &SchemaRef, batch: &RecordBatch) {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type};
+    use arrow_schema::DataType;
+    for (i, field) in schema.fields().iter().enumerate() {
+        let Some(id) = crate::arrow_field_id(field) else {
+            continue;
+        };
+        let column = batch.column(i);
+        let nans = match field.data_type() {
+            DataType::Float64 => column
+                .as_primitive::<Float64Type>()
+                .iter()
+                .filter(|v| v.is_some_and(f64::is_nan))
+                .count(),
+            DataType::Float32 => column
+                .as_primitive::<Float32Type>()
+                .iter()
+                .filter(|v| v.is_some_and(f32::is_nan))
+                .count(),
+            _ => continue,
+        };
+        *counts.entry(id).or_default() += nans as u64;
     }
 }
 

@@ -409,3 +409,59 @@ fn a_backfill_killed_at_any_write_and_re_run_gives_the_uninterrupted_table() {
         "partitions already filled when a kill came"
     );
 }
+
+#[test]
+fn a_compaction_of_a_partly_backfilled_table_fills_the_rest_and_prunes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = added(table(sqlite_catalog(dir.path()), "t", true));
+    // Seed 002: backfill the closed partitions only; new rows keep arriving in the others.
+    let (t, report) = t
+        .backfill_bbox_columns("geom")
+        .where_sql("data = 'd0'")
+        .execute()
+        .unwrap();
+    assert_eq!(
+        (report.partitions_total, report.partitions_backfilled),
+        (1, 1)
+    );
+    let base = APPENDS * ROWS_PER_APPEND;
+    let (t, _) = t.append(&[batch(base..base + 30, true)]).unwrap();
+    // Seed 001's daily compaction over partitions holding files from before and after the
+    // columns were added: every output file has the current columns, derived where missing.
+    let t = t
+        .set_properties([("write.sort-order", "bbox_min_x, bbox_min_y")])
+        .unwrap();
+    let (t, report) = t
+        .rewrite()
+        .sort_order("bbox_min_x, bbox_min_y".parse().unwrap())
+        .option("rewrite-all", "true")
+        .option("target-file-size-bytes", "8192")
+        .execute()
+        .unwrap();
+    assert!(report.added_data_files_count > 3, "{report}");
+    let all = rows(&t);
+    assert_eq!(all.len() as i64, base + 30);
+    for (id, _, bbox) in &all {
+        let want = point(*id).map_or([None; 4], |(x, y)| [Some(x), Some(y), Some(x), Some(y)]);
+        assert_eq!(*bbox, want, "row {id}");
+    }
+    // The outputs know they hold no NaN, so a bbox-range query prunes on them.
+    let query = geoberg_sql::parse_condition("bbox_max_x >= -20 AND bbox_min_x <= 20").unwrap();
+    let read = t.files_matching(&query).unwrap().len();
+    let files = t.data_files().unwrap();
+    let ids: Vec<i32> = NAMES
+        .iter()
+        .map(|n| t.metadata().current_schema().field_by_name(n).unwrap().id)
+        .collect();
+    for f in &files {
+        for id in &ids {
+            assert_eq!(f.nan_value_counts().get(id), Some(&0), "{}", f.file_path());
+        }
+    }
+    assert!(read < files.len(), "{read} of {} files read", files.len());
+    let (_, rerun) = t.backfill_bbox_columns("geom").execute().unwrap();
+    assert_eq!(
+        rerun.partitions_backfilled, 0,
+        "the compaction filled every partition"
+    );
+}

@@ -17,7 +17,8 @@ use geoberg_crs::{ColumnType, Extent, HilbertSpec, default_hilbert_bounds};
 use geoberg_geostats::BBox;
 use geoberg_rewrite::{
     DeletedRows, GeoColumns, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey,
-    RandomAccess, RewriteError, RewriteOptions, RewritePlan, RewriteStorage, execute_tasks,
+    RandomAccess, RewriteError, RewriteOptions, RewritePlan, RewriteStorage, TargetSchema,
+    execute_tasks,
 };
 use geoberg_rewrite::{RowOrder, plan_rewrite_ordered};
 use geoberg_sql::{NullOrder, Predicate, RewriteRequest, RewriteStrategy, SortField, SortOrder};
@@ -37,6 +38,7 @@ use crate::sort_order::{row_order, table_sort_order};
 use crate::spatial_index::SpatialIndex;
 use crate::storage::{Storage, StorageFile, join};
 use crate::table::{GeoColumn, Table};
+use crate::write::RewriteTarget;
 
 /// Snapshot summary key holding the index a rewrite clustered by (same JSON plus `column`).
 pub const SPATIAL_INDEX_SUMMARY_KEY: &str = "geoberg.spatial-index";
@@ -406,7 +408,7 @@ impl<'a> Rewrite<'a> {
             });
             entries.insert(file.file_path().to_string(), file.clone());
         }
-        let storage = TableRewriteStorage::new(table);
+        let storage = TableRewriteStorage::new(table)?;
         // The rewrite keys a geography column on the sphere and bounds every geography column
         // of its output files on the sphere.
         let columns = GeoColumns::new(index.column.as_str()).with_geography(
@@ -465,7 +467,7 @@ impl<'a> Rewrite<'a> {
         };
         let geo = table.geo_column(&planned.index.column)?;
         let metrics = table.metrics_config()?;
-        let storage = TableRewriteStorage::new(table);
+        let storage = TableRewriteStorage::new(table)?;
 
         // Batches: all partitions at once, or Iceberg's partial-progress commit groups.
         let partial = plan.options.partial_progress_enabled;
@@ -780,7 +782,12 @@ impl Batch<'_> {
                 footer: &footer,
                 partition,
                 spec_id,
-                nan_counts: nan_free.clone(),
+                // Counted while writing (top-level columns); nested ones by the inputs'.
+                nan_counts: nan_free
+                    .iter()
+                    .map(|(id, n)| (*id, *n))
+                    .chain(out.nan_counts.iter().map(|(id, n)| (*id, *n)))
+                    .collect(),
                 geo_boxes,
                 sort_order_id: crate::sort_order::file_sort_order_id(
                     table,
@@ -856,19 +863,23 @@ impl SnapshotOperation for ReplaceFiles {
 
 /// The rewrite's files through the table's storage: inputs by ranged reads, outputs as
 /// `<table>/data/<run id>-<task>-<seq>.parquet` multipart uploads.
+/// On a table whose schema changed, every output file gets the current columns
+/// ([`RewriteTarget`]).
 struct TableRewriteStorage {
     storage: Storage,
     data_dir: String,
     run: String,
+    target: Option<RewriteTarget>,
 }
 
 impl TableRewriteStorage {
-    fn new(table: &Table) -> Self {
-        TableRewriteStorage {
+    fn new(table: &Table) -> Result<Self> {
+        Ok(TableRewriteStorage {
             storage: table.storage().clone(),
             data_dir: table.data_dir(),
             run: uuid::Uuid::now_v7().to_string(),
-        }
+            target: RewriteTarget::of(table)?,
+        })
     }
 }
 
@@ -877,6 +888,10 @@ impl InputStorage for TableRewriteStorage {
         StorageFile::open(&self.storage, location)
             .map(|f| Arc::new(f) as Arc<dyn RandomAccess>)
             .map_err(io::Error::other)
+    }
+
+    fn target_schema(&self) -> Option<&dyn TargetSchema> {
+        self.target.as_ref().map(|t| t as &dyn TargetSchema)
     }
 }
 

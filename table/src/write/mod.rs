@@ -8,6 +8,7 @@
 mod align;
 mod conform;
 mod parquet;
+mod rewrite_target;
 mod sort;
 
 use arrow_array::RecordBatch;
@@ -17,6 +18,7 @@ use iceberg::spec::{DataFile, Struct};
 pub(crate) use align::BatchAligner;
 pub use align::SRID_FIELD_METADATA;
 pub(crate) use parquet::DataFileWriter;
+pub(crate) use rewrite_target::RewriteTarget;
 pub(crate) use sort::FileSorter;
 
 use crate::error::Result;

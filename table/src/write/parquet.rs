@@ -182,7 +182,7 @@ fn nan_counts(
 /// The Parquet schema: Arrow's conversion, with GEOMETRY / GEOGRAPHY logical types (and their
 /// CRS, written unquoted, unlike parquet 58's GeoArrow path: arrow-rs#9929) on geo columns and
 /// UUID on every `uuid` leaf, nested ones included (Arrow's fixed-size binary has no UUID).
-fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDescriptor> {
+pub(super) fn parquet_schema(plan: &[ColumnPlan], arrow: &ArrowSchema) -> Result<SchemaDescriptor> {
     let base = ArrowSchemaConverter::new().convert(arrow)?;
     let mut logical: HashMap<i32, LogicalType> = HashMap::new();
     for c in plan {
