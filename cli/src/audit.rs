@@ -13,7 +13,6 @@
 //!    `minx > maxx` crosses the antimeridian).
 
 use std::fmt::Write as _;
-use std::fs::File;
 
 use arrow_array::{Array, Float64Array, RecordBatch};
 use geoberg_crs::ColumnType;
@@ -21,9 +20,7 @@ use geoberg_geostats::{
     AuditReport, BBox, audit, bbox_columns, geography_bbox_columns, geography_box_contains,
 };
 use geoberg_pruning::FileBounds;
-use geoberg_table::{BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, GeoColumn, Table};
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use geoberg_table::{GeoColumn, Table};
 use serde_json::json;
 
 use crate::args::{AuditArgs, GlobalArgs};
@@ -223,58 +220,34 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
 }
 
 /// Reads the geometry (and bbox columns) of every file and checks rows against file bounds.
+/// Files are read through the table's scan, so columns match by field id (a file written
+/// before the bbox columns were added reads them as nulls, which the audit reports) and
+/// object storage works as a local warehouse does.
 fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result<DataAudit> {
-    let with_bbox_columns = table
-        .metadata()
-        .properties()
-        .get(BBOX_SOURCE_PROPERTY)
-        .is_some_and(|s| s == &column.name);
+    let bbox_names = table
+        .derived_bbox_columns()?
+        .filter(|(source, _)| *source == column.name)
+        .map(|(_, names)| names);
     let mut out = DataAudit {
-        bbox_columns: with_bbox_columns.then(AuditReport::default),
+        bbox_columns: bbox_names.as_ref().map(|_| AuditReport::default()),
         ..DataAudit::default()
     };
-    let mut names = vec![column.name.as_str()];
-    if with_bbox_columns {
-        names.extend(BBOX_COLUMN_NAMES);
-    }
+    let mut names = vec![column.name.clone()];
+    names.extend(bbox_names.iter().flatten().cloned());
     for f in files {
-        let path = f
-            .path
-            .strip_prefix("file://")
-            .or_else(|| f.path.strip_prefix("file:"))
-            .unwrap_or(&f.path);
-        let file = File::open(path).map_err(|e| CliError::io(path, e))?;
-        let parquet_err = |source| CliError::Parquet {
-            path: path.into(),
-            source,
-        };
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
-        let schema = builder.schema().clone();
-        let roots = names
-            .iter()
-            .map(|n| {
-                schema.index_of(n).map_err(|_| {
-                    CliError::invalid(
-                        "data file",
-                        &f.path,
-                        format!(
-                            "it has no column {n:?}; the table's files are not what its schema says"
-                        ),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-        let reader = builder.with_projection(mask).build().map_err(parquet_err)?;
+        let (batches, _) = table
+            .scan()
+            .files([f.path.clone()])
+            .select(names.iter().cloned())
+            .execute()?;
         let mut outside = 0u64;
-        for batch in reader {
-            let batch = batch?;
+        for batch in batches {
             out.rows += batch.num_rows() as u64;
             let geometry = batch.column_by_name(&column.name).ok_or_else(|| {
                 CliError::invalid("data file", &f.path, "the geometry column vanished")
             })?;
-            if let Some(report) = out.bbox_columns.as_mut() {
-                report.merge(&audit_bbox_columns(&batch, geometry.as_ref())?);
+            if let (Some(report), Some(bbox)) = (out.bbox_columns.as_mut(), &bbox_names) {
+                report.merge(&audit_bbox_columns(&batch, geometry.as_ref(), bbox)?);
             }
             let sphere = matches!(column.column_type, ColumnType::Geography { .. });
             let boxes = if sphere {
@@ -298,7 +271,11 @@ fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result
     Ok(out)
 }
 
-fn audit_bbox_columns(batch: &RecordBatch, geometry: &dyn Array) -> Result<AuditReport> {
+fn audit_bbox_columns(
+    batch: &RecordBatch,
+    geometry: &dyn Array,
+    names: &[String; 4],
+) -> Result<AuditReport> {
     let col = |name: &str| -> Result<&Float64Array> {
         batch
             .column_by_name(name)
@@ -311,7 +288,7 @@ fn audit_bbox_columns(batch: &RecordBatch, geometry: &dyn Array) -> Result<Audit
                 )
             })
     };
-    let [a, b, c, d] = BBOX_COLUMN_NAMES;
+    let [a, b, c, d] = names;
     Ok(audit(geometry, [col(a)?, col(b)?, col(c)?, col(d)?])?)
 }
 

@@ -105,8 +105,9 @@ pub(crate) fn label_batches(
 pub(crate) fn derived_columns(table: &Table) -> Vec<String> {
     let properties = table.metadata().properties();
     let mut out = Vec::new();
-    if properties.contains_key(BBOX_SOURCE_PROPERTY) {
-        out.extend(BBOX_COLUMN_NAMES.iter().map(|c| c.to_string()));
+    // A table whose properties do not parse fails its append with the reason.
+    if let Ok(Some((_, names))) = table.derived_bbox_columns() {
+        out.extend(names);
     }
     if let Some(spec) = properties.get(HILBERT_CELL_PROPERTY)
         && let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec)

@@ -144,6 +144,22 @@ pub(crate) struct BBoxColumns {
 }
 
 impl Table {
+    /// The bbox columns that appends fill from a geometry column
+    /// ([`crate::BBOX_SOURCE_PROPERTY`]): that column's name and the four top-level columns
+    /// (`geoberg.bbox-columns.<geometry>` where set, else `bbox_min_x`, `bbox_min_y`,
+    /// `bbox_max_x`, `bbox_max_y`); `None` when the table derives none.
+    pub fn derived_bbox_columns(&self) -> Result<Option<(String, [String; 4])>> {
+        let properties = self.properties()?;
+        let Some(source) = properties.bbox_source.clone() else {
+            return Ok(None);
+        };
+        let names = match properties.bbox_columns.get(&source) {
+            Some(named) => as_array(named),
+            None => BBOX_COLUMN_NAMES.map(str::to_string),
+        };
+        Ok(Some((source, names)))
+    }
+
     /// The bbox columns of geometry column `geometry` (see the module docs), `None` when the
     /// table has none. A property naming columns the table lacks (or that are not doubles or
     /// floats) is an error.

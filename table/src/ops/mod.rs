@@ -10,11 +10,13 @@
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
 //! | `rewrite_manifests.rs` | [`Table::rewrite_manifests`](crate::Table::rewrite_manifests): `CALL ... rewrite_manifests`, manifests regrouped by partition | `replace` (no data change) |
+//! | `bbox_columns.rs` | [`Table::add_bbox_columns`](crate::Table::add_bbox_columns), [`Table::backfill_bbox_columns`](crate::Table::backfill_bbox_columns): seed 002's bbox columns, added before the geometry and backfilled per partition | metadata only; `overwrite` per partition |
 //! | `upgrade_geometry.rs` | [`Table::upgrade_geometry`](crate::Table::upgrade_geometry): `CALL ... upgrade_geometry`, a no-CRS table copied to a v3 `geometry(<srid>)` table | `append` on the new table |
 //! | `schema.rs` | [`Table::update_schema`](crate::Table::update_schema): `ALTER TABLE ... ADD / DROP / RENAME COLUMN` | metadata only |
 //! | `properties.rs` | [`Table::set_properties`](crate::Table::set_properties), [`Table::unset_properties`](crate::Table::unset_properties): `ALTER TABLE ... SET / UNSET TBLPROPERTIES` | metadata only |
 
 pub(crate) mod append;
+pub(crate) mod bbox_columns;
 pub(crate) mod delete;
 pub(crate) mod maintenance;
 pub(crate) mod properties;

@@ -372,12 +372,12 @@ impl<'a> RowDelta<'a> {
 
 /// The snapshot of a row-level change.
 #[derive(Debug, Default)]
-struct RowDeltaOp {
-    read: ReadSet,
-    added_data: Vec<(i32, DataFile)>,
-    added_deletes: Vec<(i32, DataFile)>,
-    removed_files: Vec<String>,
-    removed_vectors: Vec<(String, i64)>,
+pub(crate) struct RowDeltaOp {
+    pub(crate) read: ReadSet,
+    pub(crate) added_data: Vec<(i32, DataFile)>,
+    pub(crate) added_deletes: Vec<(i32, DataFile)>,
+    pub(crate) removed_files: Vec<String>,
+    pub(crate) removed_vectors: Vec<(String, i64)>,
 }
 
 impl SnapshotOperation for RowDeltaOp {

@@ -18,7 +18,7 @@ use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use super::conform::conform;
 use crate::error::{Error, Result};
 use crate::properties::{BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY};
-use crate::schema::{BBOX_COLUMN_NAMES, file_arrow_type};
+use crate::schema::file_arrow_type;
 use crate::table::Table;
 
 /// Field metadata key that labels every value of a batch's geometry column with one SRID, for
@@ -70,16 +70,16 @@ impl BatchAligner {
                 cell_of: None,
             });
         }
-        if let Some(source) = &properties.bbox_source {
+        if let Some((source, names)) = table.derived_bbox_columns()? {
             let geom = columns
                 .iter()
-                .position(|c| &c.field.name == source)
+                .position(|c| c.field.name == source)
                 .ok_or_else(|| Error::InvalidProperty {
                     key: BBOX_SOURCE_PROPERTY.into(),
                     value: source.clone(),
                     reason: "it names no column of the table".into(),
                 })?;
-            for (k, name) in BBOX_COLUMN_NAMES.iter().enumerate() {
+            for (k, name) in names.iter().enumerate() {
                 if let Some(c) = columns.iter_mut().find(|c| c.field.name == *name) {
                     c.bbox_of = Some((geom, k));
                 }

@@ -17,6 +17,7 @@ use iceberg::spec::{DataFile, Struct};
 pub(crate) use align::BatchAligner;
 pub use align::SRID_FIELD_METADATA;
 pub(crate) use parquet::DataFileWriter;
+pub(crate) use sort::FileSorter;
 
 use crate::error::Result;
 use crate::table::Table;
@@ -24,7 +25,17 @@ use crate::table::Table;
 /// Writes `batches` into new data files of `table`'s current version, one per partition;
 /// nothing is committed. Empty batches are skipped; an input with no rows writes nothing.
 pub(crate) fn write_data_files(table: &Table, batches: &[RecordBatch]) -> Result<Vec<DataFile>> {
-    write_files(table, batches, false, false)
+    write_files(table, batches, false, Sorting::TableOrder)
+}
+
+/// How the rows of each written file are ordered.
+enum Sorting {
+    /// By the table's `write.sort-order` (column and z-orders; otherwise as given).
+    TableOrder,
+    /// As given, each batch ending a row group (an import keeps its source's row groups).
+    RowGroupPerBatch,
+    /// By this order.
+    By(FileSorter),
 }
 
 /// [`write_data_files`] where every batch (of each partition) ends a Parquet row group, so
@@ -35,7 +46,7 @@ pub(crate) fn write_data_files_keeping_row_groups(
     table: &Table,
     batches: &[RecordBatch],
 ) -> Result<Vec<DataFile>> {
-    write_files(table, batches, false, true)
+    write_files(table, batches, false, Sorting::RowGroupPerBatch)
 }
 
 /// [`write_data_files`] for rows that keep their v3 row lineage: the batches' `_row_id` and
@@ -44,15 +55,28 @@ pub(crate) fn write_data_files_with_lineage(
     table: &Table,
     batches: &[RecordBatch],
 ) -> Result<Vec<DataFile>> {
-    let v3 = table.metadata().format_version() >= iceberg::spec::FormatVersion::V3;
-    write_files(table, batches, v3, false)
+    write_files(table, batches, has_lineage(table), Sorting::TableOrder)
+}
+
+/// [`write_data_files_with_lineage`] with each file's rows in `order` rather than the table's
+/// `write.sort-order` (a backfill sorts by its own order where the table declares none).
+pub(crate) fn write_data_files_sorted(
+    table: &Table,
+    batches: &[RecordBatch],
+    order: FileSorter,
+) -> Result<Vec<DataFile>> {
+    write_files(table, batches, has_lineage(table), Sorting::By(order))
+}
+
+fn has_lineage(table: &Table) -> bool {
+    table.metadata().format_version() >= iceberg::spec::FormatVersion::V3
 }
 
 fn write_files(
     table: &Table,
     batches: &[RecordBatch],
     lineage: bool,
-    row_group_per_batch: bool,
+    sorting: Sorting,
 ) -> Result<Vec<DataFile>> {
     let aligner = BatchAligner::with_lineage(table, lineage)?;
     let md = table.metadata();
@@ -84,11 +108,11 @@ fn write_files(
         }
     }
     let mut writer = DataFileWriter::new(table, &aligner)?;
-    // An import keeps its source's row groups; everything else is sorted by write.sort-order.
-    let sorter = if row_group_per_batch {
-        None
-    } else {
-        sort::FileSorter::of(table)?
+    let row_group_per_batch = matches!(sorting, Sorting::RowGroupPerBatch);
+    let sorter = match sorting {
+        Sorting::TableOrder => FileSorter::of(table)?,
+        Sorting::RowGroupPerBatch => None,
+        Sorting::By(order) => Some(order),
     };
     writer.sort_order_id = sorter.as_ref().and_then(|s| s.sort_order_id(table));
     let mut written = Vec::with_capacity(groups.len());

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::table::Table;
 
 /// The sort one table's appends apply to every data file.
+#[derive(Clone)]
 pub(crate) struct FileSorter {
     order: RowOrder,
     geography: Vec<String>,
@@ -29,13 +30,18 @@ impl FileSorter {
         if matches!(order, RowOrder::Hilbert | RowOrder::InputOrder) {
             return Ok(None);
         }
+        Ok(Some(FileSorter::new(table, order)))
+    }
+
+    /// The sorter of a column or z-order `order` of `table`.
+    pub(crate) fn new(table: &Table, order: RowOrder) -> FileSorter {
         let geography = table
             .geo_columns()
             .iter()
             .filter(|g| matches!(g.column_type, ColumnType::Geography { .. }))
             .map(|g| g.name.clone())
             .collect();
-        Ok(Some(FileSorter { order, geography }))
+        FileSorter { order, geography }
     }
 
     /// The table sort order id the sorted files declare (column orders only).
