@@ -136,7 +136,9 @@ pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use metrics_position::{MetricsPositionWarning, PruningRole, WRITE_SORT_ORDER_PROPERTY};
 pub use ops::append::AppendReport;
-pub use ops::bbox_columns::{AddBBoxColumnsReport, BBoxBackfill, BackfillReport};
+pub use ops::bbox_columns::{
+    AddBBoxColumnsReport, BBoxBackfill, BackfillReport, DEFAULT_BACKFILL_GROUP_BYTES,
+};
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
 pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{

@@ -22,7 +22,7 @@ use arrow_schema::DataType as ArrowType;
 use geoberg_geostats::BBox;
 use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, RowOrder};
 use geoberg_sql::{Predicate, SortField, SortOrder};
-use iceberg::spec::{DataFile, FormatVersion, PrimitiveType, Type};
+use iceberg::spec::{DataFile, FormatVersion, PrimitiveType};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use crate::ColumnPosition;
@@ -152,8 +152,12 @@ pub struct BBoxBackfill<'a> {
     filter: Option<Predicate>,
     filter_sql: Option<String>,
     window: Option<BBox>,
+    group_bytes: u64,
     progress: Option<Progress<'a>>,
 }
+
+/// Default of [`BBoxBackfill::group_bytes`].
+pub const DEFAULT_BACKFILL_GROUP_BYTES: u64 = 256 * 1024 * 1024;
 
 impl fmt::Debug for BBoxBackfill<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -288,11 +292,9 @@ impl Table {
             .iter()
             .map(|n| (format!("{METRICS_COLUMN_PREFIX}{n}"), "full".to_string()))
             .collect();
-        let field = schema
-            .as_struct()
-            .field_by_name(geometry)
-            .expect("geo column");
-        if *field.field_type == Type::Primitive(PrimitiveType::Binary) {
+        // Before v3 a geometry column is WKB in a binary column (v3 has the geometry type,
+        // whose bounds are the spec's boxes).
+        if table.metadata().format_version() < FormatVersion::V3 {
             wanted.push((
                 format!("{METRICS_COLUMN_PREFIX}{geometry}"),
                 "counts".to_string(),
@@ -331,9 +333,8 @@ impl Table {
     /// filled gets one `overwrite` commit replacing those files with filled ones. Each file's
     /// rows are sorted by the table's `write.sort-order` when it has a column or z-order one,
     /// else by the first two bbox columns (seed 002's `sortWithinPartitions`); rows keep their
-    /// v3 `_row_id` and count as updated. Unfilled files are read a group of about
-    /// `write.target-file-size-bytes` at a time (the memory a group takes is a few times that),
-    /// each group one new file.
+    /// v3 `_row_id` and count as updated. See [`BBoxBackfill::group_bytes`] for how the rows
+    /// are cut into files.
     pub fn backfill_bbox_columns(&self, geometry: &str) -> BBoxBackfill<'_> {
         BBoxBackfill {
             table: self,
@@ -341,6 +342,7 @@ impl Table {
             filter: None,
             filter_sql: None,
             window: None,
+            group_bytes: DEFAULT_BACKFILL_GROUP_BYTES,
             progress: None,
         }
     }
@@ -392,6 +394,16 @@ impl<'a> BBoxBackfill<'a> {
     /// side) of the extent the bbox columns give after the backfill.
     pub fn window(mut self, window: BBox) -> Self {
         self.window = Some(window);
+        self
+    }
+
+    /// Input bytes (of a partition's unfilled data files) read and sorted together; default
+    /// [`DEFAULT_BACKFILL_GROUP_BYTES`]. A group's rows are sorted as one and cut into files of
+    /// about `write.target-file-size-bytes`, which then hold consecutive ranges of the sort
+    /// order (what lets a range query skip files); a partition larger than this becomes several
+    /// such groups. Memory is a few times this (decoded rows).
+    pub fn group_bytes(mut self, bytes: u64) -> Self {
+        self.group_bytes = bytes.max(1);
         self
     }
 
@@ -504,7 +516,7 @@ impl<'a> BBoxBackfill<'a> {
         };
         let mut current = before.clone();
         for (done, unfilled) in to_fill.iter().enumerate() {
-            let (next, filled) = backfill_partition(&current, unfilled, &sorter)?;
+            let (next, filled) = backfill_partition(&current, unfilled, &sorter, self.group_bytes)?;
             current = next;
             report.partitions_backfilled += 1;
             report.rewritten_data_files_count += unfilled.len() as u64;
@@ -653,6 +665,7 @@ fn backfill_partition(
     table: &Table,
     unfilled: &[DataFile],
     sorter: &FileSorter,
+    group_bytes: u64,
 ) -> Result<(Table, FilledPartition)> {
     let v3 = table.metadata().format_version() >= FormatVersion::V3;
     let target = table
@@ -666,7 +679,7 @@ fn backfill_partition(
         }
     };
     let mut records = 0u64;
-    for group in size_groups(unfilled, target) {
+    for group in size_groups(unfilled, group_bytes) {
         let result = (|| -> Result<Vec<DataFile>> {
             let (batches, _) = table
                 .scan()
@@ -675,10 +688,16 @@ fn backfill_partition(
                 .execute()?;
             let mut rows = Vec::with_capacity(batches.len());
             for batch in &batches {
-                records += batch.num_rows() as u64;
                 rows.push(updated(labelled(table, batch)?)?);
             }
-            write_data_files_sorted(table, &rows, sorter.clone())
+            // Files of about the target size, by the input's bytes per row.
+            let group_rows: u64 = rows.iter().map(|b| b.num_rows() as u64).sum();
+            let group_size: u64 = group.iter().map(DataFile::file_size_in_bytes).sum();
+            records += group_rows;
+            let per_file =
+                (group_rows as u128 * target as u128).div_ceil(group_size.max(1) as u128);
+            let per_file = usize::try_from(per_file).unwrap_or(usize::MAX);
+            write_data_files_sorted(table, &rows, sorter.clone(), per_file)
         })();
         match result {
             Ok(files) => written.extend(files),
@@ -739,7 +758,7 @@ fn backfill_partition(
     }
 }
 
-/// Consecutive files in groups of about `target` bytes (at least one file each).
+/// Consecutive files in groups of at most `target` bytes (or one file larger than that).
 fn size_groups(files: &[DataFile], target: u64) -> Vec<&[DataFile]> {
     let mut groups = Vec::new();
     let (mut start, mut bytes) = (0, 0u64);

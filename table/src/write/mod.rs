@@ -34,8 +34,9 @@ enum Sorting {
     TableOrder,
     /// As given, each batch ending a row group (an import keeps its source's row groups).
     RowGroupPerBatch,
-    /// By this order.
-    By(FileSorter),
+    /// By this order, each partition's rows sorted together and split into files of at most
+    /// this many rows (so that the files hold consecutive ranges of the order).
+    By(FileSorter, usize),
 }
 
 /// [`write_data_files`] where every batch (of each partition) ends a Parquet row group, so
@@ -58,14 +59,17 @@ pub(crate) fn write_data_files_with_lineage(
     write_files(table, batches, has_lineage(table), Sorting::TableOrder)
 }
 
-/// [`write_data_files_with_lineage`] with each file's rows in `order` rather than the table's
-/// `write.sort-order` (a backfill sorts by its own order where the table declares none).
+/// [`write_data_files_with_lineage`] with each partition's rows sorted together by `order`
+/// (rather than the table's `write.sort-order`) and split into files of at most
+/// `rows_per_file` rows, which then hold consecutive ranges of the order.
 pub(crate) fn write_data_files_sorted(
     table: &Table,
     batches: &[RecordBatch],
     order: FileSorter,
+    rows_per_file: usize,
 ) -> Result<Vec<DataFile>> {
-    write_files(table, batches, has_lineage(table), Sorting::By(order))
+    let sorting = Sorting::By(order, rows_per_file.max(1));
+    write_files(table, batches, has_lineage(table), sorting)
 }
 
 fn has_lineage(table: &Table) -> bool {
@@ -109,10 +113,10 @@ fn write_files(
     }
     let mut writer = DataFileWriter::new(table, &aligner)?;
     let row_group_per_batch = matches!(sorting, Sorting::RowGroupPerBatch);
-    let sorter = match sorting {
-        Sorting::TableOrder => FileSorter::of(table)?,
-        Sorting::RowGroupPerBatch => None,
-        Sorting::By(order) => Some(order),
+    let (sorter, rows_per_file) = match sorting {
+        Sorting::TableOrder => (FileSorter::of(table)?, usize::MAX),
+        Sorting::RowGroupPerBatch => (None, usize::MAX),
+        Sorting::By(order, rows) => (Some(order), rows),
     };
     writer.sort_order_id = sorter.as_ref().and_then(|s| s.sort_order_id(table));
     let mut written = Vec::with_capacity(groups.len());
@@ -121,16 +125,83 @@ fn write_files(
             Some(s) => s.sort(batches)?,
             None => batches,
         };
-        match writer.write(partition, &batches, row_group_per_batch) {
-            Ok(f) => written.push(f),
-            Err(e) => {
-                // Nothing will reference the files written so far.
-                for f in &written {
-                    let _ = table.storage().delete(f.file_path());
+        for file in split_rows(batches, rows_per_file) {
+            match writer.write(partition.clone(), &file, row_group_per_batch) {
+                Ok(f) => written.push(f),
+                Err(e) => {
+                    // Nothing will reference the files written so far.
+                    for f in &written {
+                        let _ = table.storage().delete(f.file_path());
+                    }
+                    return Err(e);
                 }
-                return Err(e);
             }
         }
     }
     Ok(written)
+}
+
+/// The batches of one partition cut into files of at most `rows` rows, in order.
+fn split_rows(batches: Vec<RecordBatch>, rows: usize) -> Vec<Vec<RecordBatch>> {
+    let total: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if total <= rows {
+        return vec![batches];
+    }
+    let mut files = vec![Vec::new()];
+    let mut in_file = 0;
+    for batch in batches {
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            if in_file == rows {
+                files.push(Vec::new());
+                in_file = 0;
+            }
+            let n = (rows - in_file).min(batch.num_rows() - offset);
+            files
+                .last_mut()
+                .expect("one file")
+                .push(batch.slice(offset, n));
+            (offset, in_file) = (offset + n, in_file + n);
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int32Array;
+    use std::sync::Arc;
+
+    #[test]
+    fn rows_are_cut_into_files_in_order() {
+        let batch = |r: std::ops::Range<i32>| {
+            RecordBatch::try_from_iter([(
+                "v",
+                Arc::new(Int32Array::from_iter_values(r)) as arrow_array::ArrayRef,
+            )])
+            .unwrap()
+        };
+        let files = split_rows(vec![batch(0..5), batch(5..12)], 4);
+        let values: Vec<Vec<i32>> = files
+            .iter()
+            .map(|f| {
+                f.iter()
+                    .flat_map(|b| {
+                        b.column(0)
+                            .as_any()
+                            .downcast_ref::<Int32Array>()
+                            .unwrap()
+                            .values()
+                            .to_vec()
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            values,
+            [vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9, 10, 11]]
+        );
+        assert_eq!(split_rows(vec![batch(0..3)], 3).len(), 1);
+    }
 }
