@@ -55,9 +55,9 @@ pub(crate) fn run(
         }
         false => {
             notices.push(format!(
-                "backfill => false: the files written before keep null bbox columns; CALL \
-                 add_bbox_columns again without it (or geoberg bbox-columns backfill {}) to \
-                 fill them",
+                "backfill => false: nothing was rewritten; files written before the columns \
+                 existed keep null bbox values until a backfill (CALL add_bbox_columns without \
+                 backfill => false, or geoberg bbox-columns backfill {})",
                 table.ident()
             ));
             None
