@@ -58,7 +58,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run SQL: queries, EXPLAIN [ANALYZE], INSERT, CREATE TABLE [AS SELECT], DELETE, UPDATE and
     /// MERGE INTO through SedonaDB / DataFusion; CREATE SPATIAL INDEX, CALL rewrite_data_files /
-    /// expire_snapshots / remove_orphan_files, ALTER TABLE SET / UNSET TBLPROPERTIES, SHOW
+    /// expire_snapshots / remove_orphan_files / rewrite_manifests / upgrade_geometry /
+    /// add_bbox_columns, ALTER TABLE SET / UNSET TBLPROPERTIES, SHOW
     /// CREATE TABLE, SHOW TBLPROPERTIES and DESCRIBE by geoberg.
     Sql(SqlArgs),
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
@@ -75,6 +76,54 @@ pub enum Command {
     ExpireSnapshots(ExpireArgs),
     /// Delete files under the table location that no snapshot references.
     RemoveOrphans(OrphanArgs),
+    /// Bbox columns for engines without geometry support (seed 002): add the four columns
+    /// before the geometry with their metrics set, then backfill the files written before.
+    #[command(subcommand)]
+    BboxColumns(BBoxColumnsCommand),
+}
+
+/// `geoberg bbox-columns add|backfill`.
+#[derive(Debug, Subcommand)]
+pub enum BBoxColumnsCommand {
+    /// Add the four bbox columns right before the geometry column, set their metrics to full
+    /// and make every append derive them; one metadata commit, nothing rewritten. Idempotent.
+    Add(BBoxAddArgs),
+    /// Fill the bbox columns in the files written before they existed, one atomic overwrite
+    /// per partition (sorted while rewriting; safe to re-run, filled partitions are skipped),
+    /// and print the files a window query on the bbox columns reads before and after.
+    Backfill(BBoxBackfillArgs),
+}
+
+/// `geoberg bbox-columns add`.
+#[derive(Debug, Args)]
+pub struct BBoxAddArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Geometry column [default: the first one].
+    #[arg(long)]
+    pub column: Option<String>,
+    /// The four columns' names, min x, min y, max x, max y [default: bbox_min_x, bbox_min_y,
+    /// bbox_max_x, bbox_max_y].
+    #[arg(long, value_name = "MINX,MINY,MAXX,MAXY")]
+    pub names: Option<String>,
+}
+
+/// `geoberg bbox-columns backfill`.
+#[derive(Debug, Args)]
+pub struct BBoxBackfillArgs {
+    /// `namespace.table`.
+    pub table: String,
+    /// Geometry column [default: the one the table's bbox columns derive from].
+    #[arg(long)]
+    pub column: Option<String>,
+    /// Backfill only partitions that may hold rows matching this condition, e.g.
+    /// "event_day < '2026-01-01'" (leave the partition still being written for later).
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub where_sql: Option<String>,
+    /// Window `minx,miny,maxx,maxy` of the before/after files-read counts [default: the
+    /// central 1% of the table's extent].
+    #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
+    pub window: Option<String>,
 }
 
 /// `geoberg demo`.

@@ -12,7 +12,7 @@
 //! writes `before.svg` / `after.svg` of the data files' boxes. The same tool then works on your
 //! own data: `import` (Parquet / GeoParquet with WKB), `sql` (CREATE TABLE, CREATE SPATIAL
 //! INDEX, CALL rewrite_data_files, SHOW, DESCRIBE, EXPLAIN, SELECT count(*)), `inspect`,
-//! `audit`, `layout`, `expire-snapshots` and `remove-orphans`.
+//! `audit`, `layout`, `expire-snapshots`, `remove-orphans` and `bbox-columns add|backfill`.
 //!
 //! The binary lives in its own crate, not in `geoberg-table`, so that library users of
 //! `geoberg-table` do not compile clap, indicatif and the demo data generator
@@ -27,6 +27,7 @@
 
 mod args;
 mod audit;
+mod bbox_columns;
 mod context;
 mod demo;
 mod error;
@@ -44,7 +45,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{BBoxColumnsCommand, Cli, Command};
 use crate::error::Result;
 
 fn main() -> ExitCode {
@@ -74,5 +75,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Layout(a) => layout::run(g, a),
         Command::ExpireSnapshots(a) => maintenance::expire_snapshots(g, a),
         Command::RemoveOrphans(a) => maintenance::remove_orphans(g, a),
+        Command::BboxColumns(BBoxColumnsCommand::Add(a)) => bbox_columns::add(g, a),
+        Command::BboxColumns(BBoxColumnsCommand::Backfill(a)) => bbox_columns::backfill(g, a),
     }
 }

@@ -979,3 +979,124 @@ fn rewrite_manifests_runs_from_geoberg_sql() {
         &["nothing to upgrade"],
     );
 }
+
+/// Seed 002 from the command line: `bbox-columns add` puts the four columns before the
+/// geometry (once), `bbox-columns backfill` fills the imported files into sorted ones and
+/// reports the files a bbox-range window query reads before and after; a re-run skips.
+#[test]
+fn bbox_columns_add_and_backfill_cut_the_files_a_bbox_query_reads() {
+    let (env, points) = imported();
+    let w = [-10.0, 10.0, 5.0, 20.0];
+    let window = "-10,10,5,20";
+    // Nothing to backfill before the columns exist; the error names the command that adds them.
+    env.fails_cleanly(
+        &["bbox-columns", "backfill", "db.points"],
+        &["bbox-columns add"],
+    );
+    env.fails_cleanly(
+        &["bbox-columns", "add", "db.points", "--names", "a,b,c"],
+        &["--names", "four"],
+    );
+    env.fails_cleanly(
+        &["bbox-columns", "add", "db.points", "--column", "nope"],
+        &["nope"],
+    );
+
+    let add = env
+        .run(&["--json", "bbox-columns", "add", "db.points"])
+        .ok()
+        .json();
+    let columns = ["bbox_min_x", "bbox_min_y", "bbox_max_x", "bbox_max_y"];
+    assert_eq!(add["geometry"], "geometry", "{add}");
+    assert_eq!(add["columns"], serde_json::json!(columns), "{add}");
+    assert_eq!(add["added"], serde_json::json!(columns), "{add}");
+    assert_eq!(
+        add["properties"]["write.metadata.metrics.column.bbox_min_x"], "full",
+        "{add}"
+    );
+    let describe = env.run(&["sql", "DESCRIBE db.points"]).ok().stdout;
+    let at = |c: &str| {
+        describe
+            .find(&format!("| {c} "))
+            .unwrap_or_else(|| panic!("{c}"))
+    };
+    assert!(at("bbox_max_y") < at("geometry"), "{describe}");
+    let again = env.run(&["bbox-columns", "add", "db.points"]).ok().stdout;
+    assert!(again.contains("exist"), "{again}");
+
+    env.run(&[
+        "sql",
+        "ALTER TABLE db.points SET TBLPROPERTIES ('write.target-file-size-bytes' = '20000')",
+    ])
+    .ok();
+    let fill = env
+        .run(&[
+            "--json",
+            "bbox-columns",
+            "backfill",
+            "db.points",
+            "--window",
+            window,
+        ])
+        .ok()
+        .json();
+    assert_eq!(fill["partitions_total"], 1, "{fill}");
+    assert_eq!(fill["partitions_backfilled"], 1, "{fill}");
+    assert_eq!(fill["rewritten_data_files_count"], 8, "{fill}");
+    assert_eq!(fill["rewritten_records_count"], points.len(), "{fill}");
+    assert_eq!(fill["window"], serde_json::json!(w), "{fill}");
+    assert_eq!(
+        fill["files_read_before"], 8,
+        "no file had bbox bounds: {fill}"
+    );
+    let inspect = env.run(&["--json", "inspect", "db.points"]).ok().json();
+    assert_eq!(fill["files_total"], inspect["data_files"], "{fill}");
+    assert_eq!(
+        fill["added_data_files_count"], inspect["data_files"],
+        "{fill}"
+    );
+    assert_eq!(inspect["records"], points.len(), "no row lost");
+    let (total, read) = (
+        fill["files_total"].as_u64().unwrap(),
+        fill["files_read_after"].as_u64().unwrap(),
+    );
+    assert!(
+        total >= 3 && read < total,
+        "{read} of {total} files read after"
+    );
+
+    // The engine reads what the report says, and the bbox range finds exactly the points.
+    let by_bbox = format!(
+        "SELECT count(*) FROM db.points WHERE bbox_max_x >= {} AND bbox_min_x <= {} AND \
+         bbox_max_y >= {} AND bbox_min_y <= {}",
+        w[0], w[2], w[1], w[3]
+    );
+    let q = env.run(&["--json", "sql", &by_bbox]).ok().json();
+    assert_eq!(
+        q["rows"][0]["count(*)"].as_u64().unwrap() as usize,
+        count_in(&points, w)
+    );
+    assert_eq!(q["scans"][0]["files_read"], read, "{q}");
+
+    // Re-run: the partition is filled, nothing is committed; the text output says so.
+    let text = env
+        .run(&["bbox-columns", "backfill", "db.points", "--window", window])
+        .ok()
+        .stdout;
+    assert!(
+        text.contains("backfilled 0 of 1 partitions (1 already filled)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{read} files before, {read} of {total} after")),
+        "{text}"
+    );
+    env.fails_cleanly(
+        &["bbox-columns", "backfill", "db.points", "--window", "1,2,3"],
+        &["--window", "four numbers"],
+    );
+    env.fails_cleanly(
+        &["bbox-columns", "backfill", "db.points", "--where", "id >"],
+        &["syntax"],
+    );
+}

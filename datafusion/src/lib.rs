@@ -41,7 +41,8 @@
 //! SedonaDB context itself for the DataFrame API.
 //!
 //! How a statement runs: [`route`] sends `CREATE SPATIAL INDEX`, `CALL ... rewrite_data_files`
-//! / `expire_snapshots` / `remove_orphan_files`, `ALTER TABLE ... SET` / `UNSET TBLPROPERTIES`,
+//! / `expire_snapshots` / `remove_orphan_files` / `rewrite_manifests` / `upgrade_geometry` /
+//! `add_bbox_columns`, `ALTER TABLE ... SET` / `UNSET TBLPROPERTIES`,
 //! `ALTER TABLE ... ADD COLUMN[S]` / `DROP COLUMN` / `RENAME COLUMN` / `RENAME TO`, `DROP TABLE
 //! [PURGE]`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE
 //! TABLE` (with `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries,
@@ -82,6 +83,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod add_bbox_columns;
 mod catalog;
 mod codec;
 mod create;

@@ -12,7 +12,7 @@ use crate::error::Result;
 pub enum Route {
     /// A geoberg table operation, parsed: `CREATE SPATIAL INDEX`, `CALL ...
     /// rewrite_data_files` / `expire_snapshots` / `remove_orphan_files` /
-    /// `rewrite_manifests` / `upgrade_geometry`, `ALTER TABLE ... SET` /
+    /// `rewrite_manifests` / `upgrade_geometry` / `add_bbox_columns`, `ALTER TABLE ... SET` /
     /// `UNSET TBLPROPERTIES`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
     /// `ALTER TABLE ... ADD / DROP / RENAME COLUMN`, `ALTER TABLE ... RENAME TO`, `DROP TABLE
     /// [PURGE]`, and `CREATE TABLE` with a column list (Spark's form: `USING iceberg`,

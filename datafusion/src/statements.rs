@@ -180,6 +180,9 @@ pub(crate) fn run(
         Statement::UpgradeGeometry(request) => {
             crate::upgrade_geometry::run(catalog, catalog_name, request, notices)
         }
+        Statement::AddBBoxColumns(request) => {
+            crate::add_bbox_columns::run(catalog, catalog_name, request, notices)
+        }
         Statement::ShowCreateTable(name) => {
             let table = load(catalog, catalog_name, name)?;
             let ddl = table.show_create_table(catalog_name);

@@ -70,6 +70,24 @@ fn check_statement(statement: &Statement) {
         Statement::ExpireSnapshots(r) => {
             assert!(r.retain_last.is_none_or(|n| n >= 1), "{r:?}");
         }
+        Statement::AddBBoxColumns(r) => {
+            if let Some(names) = &r.names {
+                let mut unique = names.to_vec();
+                unique.push(r.column.clone());
+                unique.sort();
+                unique.dedup();
+                assert_eq!(unique.len(), 5, "bbox names not distinct: {r:?}");
+            }
+            if let Some([_, min_y, _, max_y]) = r.window {
+                assert!(r.window.iter().flatten().all(|v| v.is_finite()), "{r:?}");
+                assert!(min_y <= max_y, "{r:?}");
+            }
+            assert!(
+                r.backfill || (r.filter.is_none() && r.window.is_none()),
+                "{r:?}"
+            );
+            r.filter.iter().for_each(check_predicate);
+        }
         Statement::RemoveOrphanFiles(_)
         | Statement::RewriteManifests(_)
         | Statement::UpgradeGeometry(_)

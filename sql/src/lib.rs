@@ -9,8 +9,9 @@
 //! TBLPROPERTIES`, Iceberg's maintenance procedures (`CALL ... expire_snapshots(...)`,
 //! `CALL ... remove_orphan_files(...)`, `CALL ... rewrite_manifests(...)`, as an
 //! [`ExpireSnapshotsRequest`] / [`RemoveOrphanFilesRequest`] / [`RewriteManifestsRequest`]),
-//! geoberg's `CALL ... upgrade_geometry(...)` ([`UpgradeGeometryRequest`]), and the `SHOW` /
-//! `DESCRIBE` forms.
+//! geoberg's `CALL ... upgrade_geometry(...)` ([`UpgradeGeometryRequest`]) and
+//! `CALL ... add_bbox_columns(...)` ([`AddBBoxColumnsRequest`]), and the `SHOW` / `DESCRIBE`
+//! forms.
 //! WHERE conditions (a rewrite's `where => "..."`, the table crate's row filter,
 //! `geoberg audit --where`) go through [`parse_condition`] and become a [`Predicate`] tree
 //! whose spatial leaves carry the query window as WKB and bbox, so that a scan can prune files
@@ -77,6 +78,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod add_bbox_columns;
 mod alter_schema;
 mod alter_table;
 mod create_table;
@@ -93,6 +95,7 @@ mod spatial;
 mod statement;
 mod upgrade_geometry;
 
+pub use add_bbox_columns::AddBBoxColumnsRequest;
 pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
 pub use create_table::{
     Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,

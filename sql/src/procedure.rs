@@ -6,6 +6,7 @@ use std::fmt;
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
 
+use crate::add_bbox_columns::add_bbox_columns_from_call;
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_call};
@@ -18,7 +19,7 @@ use crate::upgrade_geometry::upgrade_geometry_from_call;
 
 /// The procedures geoberg runs, named in every "no such procedure" message.
 pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
-     upgrade_geometry";
+     upgrade_geometry, add_bbox_columns";
 
 /// One procedure's parameters in Iceberg's positional order, and those geoberg reads.
 struct Procedure {
@@ -29,7 +30,7 @@ struct Procedure {
     supported: usize,
 }
 
-const PROCEDURES: [Procedure; 5] = [
+const PROCEDURES: [Procedure; 6] = [
     Procedure {
         name: "rewrite_data_files",
         parameters: &["table", "strategy", "sort_order", "options", "where"],
@@ -74,6 +75,12 @@ const PROCEDURES: [Procedure; 5] = [
         name: "upgrade_geometry",
         parameters: &["table", "column", "srid", "target"],
         supported: 4,
+    },
+    // geoberg's own (seed 002's bbox columns: add, set metrics, backfill).
+    Procedure {
+        name: "add_bbox_columns",
+        parameters: &["table", "column", "names", "where", "window", "backfill"],
+        supported: 6,
     },
 ];
 
@@ -173,6 +180,7 @@ pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
         "expire_snapshots" => expire_snapshots_from_call(&args).map(Statement::ExpireSnapshots),
         "rewrite_manifests" => rewrite_manifests_from_call(&args).map(Statement::RewriteManifests),
         "upgrade_geometry" => upgrade_geometry_from_call(&args).map(Statement::UpgradeGeometry),
+        "add_bbox_columns" => add_bbox_columns_from_call(&args).map(Statement::AddBBoxColumns),
         _ => remove_orphan_files_from_call(&args).map(Statement::RemoveOrphanFiles),
     }
 }

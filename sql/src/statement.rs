@@ -4,6 +4,7 @@ use sqlparser::tokenizer::Token;
 
 use std::collections::BTreeMap;
 
+use crate::add_bbox_columns::AddBBoxColumnsRequest;
 use crate::alter_schema::{AlterSchemaRequest, parse_drop_table};
 use crate::alter_table::{parse_alter_table, write_keys, write_properties};
 use crate::create_table::{CreateTableRequest, parse_create_table};
@@ -79,6 +80,8 @@ pub enum Statement {
     RewriteManifests(RewriteManifestsRequest),
     /// `CALL <catalog>.system.upgrade_geometry(...)`.
     UpgradeGeometry(UpgradeGeometryRequest),
+    /// `CALL <catalog>.system.add_bbox_columns(...)`.
+    AddBBoxColumns(AddBBoxColumnsRequest),
 }
 
 impl Statement {
@@ -138,6 +141,7 @@ impl fmt::Display for Statement {
             Statement::RemoveOrphanFiles(r) => write!(f, "{r}"),
             Statement::RewriteManifests(r) => write!(f, "{r}"),
             Statement::UpgradeGeometry(r) => write!(f, "{r}"),
+            Statement::AddBBoxColumns(r) => write!(f, "{r}"),
         }
     }
 }

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
-    Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm, ExpireSnapshotsRequest,
-    HilbertIndex, Literal, NullOrder, OlderThan, PartitionField, PartitionTransform, Predicate,
-    RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy, SortField, SortOrder, SpatialFilter,
-    SpatialRelation, Statement, TableName, Window, parse, parse_condition, parse_sort_order,
+    AddBBoxColumnsRequest, Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm,
+    ExpireSnapshotsRequest, HilbertIndex, Literal, NullOrder, OlderThan, PartitionField,
+    PartitionTransform, Predicate, RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy,
+    SortField, SortOrder, SpatialFilter, SpatialRelation, Statement, TableName, Window, parse,
+    parse_condition, parse_sort_order,
 };
 use proptest::prelude::*;
 
@@ -22,6 +23,7 @@ const VALID: &[&str] = &[
     "CALL c.system.expire_snapshots(table => 'db.t', older_than => TIMESTAMP '2026-01-01 00:00:00.5', retain_last => 3)",
     "CALL c.system.expire_snapshots('db.t', TIMESTAMPADD(DAY, -30, CURRENT_TIMESTAMP))",
     "CALL c.system.remove_orphan_files(table => 'db.t', older_than => '2026-01-01', dry_run => true)",
+    "CALL c.system.add_bbox_columns(table => 'db.t', column => 'geom', names => array('x0', 'y0', 'x1', 'y1'), where => \"day = '2026-01-01'\", window => array(170, -1.5e1, -170, 15), backfill => true)",
 ];
 
 /// Valid conditions, the bases of the condition mutations.
@@ -510,8 +512,49 @@ fn alter_table() -> impl Strategy<Value = Statement> {
     ]
 }
 
+/// Any valid `add_bbox_columns` call: four distinct names other than the column, any finite
+/// window with `min_y <= max_y` (`min_x` may exceed `max_x`), `where`/`window` only with the
+/// backfill.
+fn add_bbox_columns() -> impl Strategy<Value = AddBBoxColumnsRequest> {
+    let named = || ident().prop_filter("not blank", |s| !s.trim().is_empty());
+    let window = (coordinate(), coordinate(), coordinate(), coordinate())
+        .prop_map(|(x0, y0, x1, y1)| [x0, y0.min(y1), x1, y0.max(y1)]);
+    (
+        table_name(),
+        named(),
+        prop::option::of(prop::collection::vec(named(), 4)),
+        prop::option::of(predicate()),
+        prop::option::of(window),
+        any::<bool>(),
+    )
+        .prop_filter("distinct names", |(_, column, names, ..)| {
+            names.as_ref().is_none_or(|n| {
+                let mut all = n.clone();
+                all.push(column.clone());
+                all.sort();
+                all.dedup();
+                all.len() == 5
+            })
+        })
+        .prop_map(|(table, column, names, filter, window, backfill)| {
+            let (filter, window) = match backfill {
+                true => (filter, window),
+                false => (None, None),
+            };
+            AddBBoxColumnsRequest {
+                table,
+                column,
+                names: names.map(|n| n.try_into().unwrap()),
+                filter,
+                window,
+                backfill,
+            }
+        })
+}
+
 fn statement() -> impl Strategy<Value = Statement> {
     prop_oneof![
+        add_bbox_columns().prop_map(Statement::AddBBoxColumns),
         maintenance(),
         alter_table(),
         rewrite().prop_map(Statement::Rewrite),

@@ -2,6 +2,7 @@
 //! SedonaDB (about 270 MB in a debug build), so one binary instead of eight saves CI disk and
 //! link time.
 
+mod bbox_columns;
 mod codec;
 mod common;
 mod deletes;
