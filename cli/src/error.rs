@@ -24,14 +24,6 @@ pub enum CliError {
     /// The demo data generator rejected its settings.
     #[error("demo data: {0}")]
     BenchData(#[from] geoberg_bench_data::Error),
-    /// A Parquet file could not be read.
-    #[error("parquet file {path}: {source}")]
-    Parquet {
-        /// The file.
-        path: PathBuf,
-        /// The reader's error.
-        source: parquet::errors::ParquetError,
-    },
     /// An Arrow kernel failed on data we read.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

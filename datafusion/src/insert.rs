@@ -14,10 +14,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 use geoberg_crs::ColumnType;
-use geoberg_table::{
-    BBOX_COLUMN_NAMES, BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, HILBERT_CELL_SUFFIX,
-    SRID_FIELD_METADATA, Table,
-};
+use geoberg_table::{HILBERT_CELL_PROPERTY, HILBERT_CELL_SUFFIX, SRID_FIELD_METADATA, Table};
 
 use crate::error::table_error;
 use crate::geo_schema::{FieldSrid, field_srid};

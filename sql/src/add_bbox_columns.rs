@@ -249,6 +249,20 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_recipe_parses() {
+        let r = request(
+            "CALL geoberg.system.add_bbox_columns(table => 'spatial.telemetry', column => 'geom',
+              where => 'event_day < ''2026-12-01''',
+              window => array(-10, 35, 30, 60))",
+        );
+        assert_eq!(
+            r.filter,
+            Some(parse_condition("event_day < '2026-12-01'").unwrap())
+        );
+        assert_eq!(r.window, Some([-10.0, 35.0, 30.0, 60.0]));
+    }
+
+    #[test]
     fn holds_the_parsed_values() {
         let r = request(
             "CALL cat.system.add_bbox_columns('db.t', 'geom', array('a', 'b', 'c', 'd'), \

@@ -71,6 +71,13 @@
 //!     Statement::RemoveOrphanFiles(r) if r.is_dry_run()
 //! ));
 //!
+//! // Seed 002's recipe: bbox columns before the geometry, backfilled where the condition holds.
+//! let Statement::AddBBoxColumns(seed) = parse(
+//!     "CALL cat.system.add_bbox_columns(table => 'spatial.telemetry', column => 'geom', \
+//!      where => 'event_day < ''2026-12-01''', window => array(-10, 35, 30, 60))",
+//! )? else { unreachable!() };
+//! assert_eq!((seed.column.as_str(), seed.window), ("geom", Some([-10.0, 35.0, 30.0, 60.0])));
+//!
 //! // Queries belong to the SQL engine.
 //! assert!(matches!(parse("SELECT count(*) FROM db.t"), Err(SqlError::Unsupported { .. })));
 //! # Ok::<(), geoberg_sql::SqlError>(())
