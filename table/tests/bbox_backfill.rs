@@ -465,3 +465,39 @@ fn a_compaction_of_a_partly_backfilled_table_fills_the_rest_and_prunes() {
         "the compaction filled every partition"
     );
 }
+
+#[test]
+fn the_seed_steps_by_hand_then_the_backfill_fill_the_columns_appends_left_null() {
+    use geoberg_table::ColumnPosition;
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(sqlite_catalog(dir.path()), "t", true);
+    // Seed 002's ALTER TABLE ... ADD COLUMN ... AFTER, by hand: appends leave them null until
+    // the table derives them.
+    let mut update = t.update_schema();
+    let mut after = "data".to_string();
+    for n in NAMES {
+        update = update.add_column(
+            Column::new(n, DataType::Double),
+            ColumnPosition::After(after.clone()),
+        );
+        after = n.to_string();
+    }
+    let t = update.commit().unwrap();
+    let base = APPENDS * ROWS_PER_APPEND;
+    let (t, _) = t.append(&[batch(base..base + 60, true)]).unwrap();
+    assert!(rows(&t).iter().all(|r| r.2 == [None; 4]));
+    let (t, added) = t.add_bbox_columns("geom", None).unwrap();
+    assert!(added.added.is_empty(), "the columns are kept: {added}");
+    let (t, report) = t.backfill_bbox_columns("geom").execute().unwrap();
+    assert_eq!(
+        report.rewritten_data_files_count as i64,
+        PARTITIONS * (APPENDS + 1),
+        "files storing the columns all null count as unfilled: {report}"
+    );
+    let all = rows(&t);
+    assert_eq!(all.len() as i64, base + 60);
+    for (id, _, bbox) in &all {
+        let want = point(*id).map_or([None; 4], |(x, y)| [Some(x), Some(y), Some(x), Some(y)]);
+        assert_eq!(*bbox, want, "row {id}");
+    }
+}

@@ -24,6 +24,7 @@ use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, RowOrder};
 use geoberg_sql::{Predicate, SortField, SortOrder};
 use iceberg::spec::{DataFile, FormatVersion, PrimitiveType};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use rayon::prelude::*;
 
 use crate::ColumnPosition;
 use crate::bbox_columns::{
@@ -482,10 +483,17 @@ impl<'a> BBoxBackfill<'a> {
                 .entry(format!("{:?}", file.partition()))
                 .or_default();
         }
-        for file in &files {
-            if let Some(p) = partitions.get_mut(&format!("{:?}", file.partition()))
-                && !is_filled(before, file, geometry_id, bbox_ids, &source, &names)?
-            {
+        // Footers are read only where the manifests cannot tell, in parallel (object stores).
+        let candidates: Vec<&DataFile> = files
+            .iter()
+            .filter(|f| partitions.contains_key(&format!("{:?}", f.partition())))
+            .collect();
+        let filled: Vec<bool> = candidates
+            .par_iter()
+            .map(|f| is_filled(before, f, geometry_id, bbox_ids, &source, &names))
+            .collect::<Result<_>>()?;
+        for (file, filled) in candidates.into_iter().zip(filled) {
+            if !filled && let Some(p) = partitions.get_mut(&format!("{:?}", file.partition())) {
                 p.push(file.clone());
             }
         }
@@ -600,6 +608,23 @@ fn is_filled(
     geometry: &str,
     names: &[String; 4],
 ) -> Result<bool> {
+    // Writers count values only of the columns a file stores: with counts for all four, the
+    // manifest answers unless every bbox value is null.
+    let rows = file.record_count();
+    if bbox_ids
+        .iter()
+        .all(|id| file.value_counts().contains_key(id))
+        && rows > 0
+    {
+        match (
+            file.null_value_counts().get(&bbox_ids[0]),
+            file.null_value_counts().get(&geometry_id),
+        ) {
+            (Some(&bbox_nulls), _) if bbox_nulls < rows => return Ok(true),
+            (Some(_), Some(&geometry_nulls)) => return Ok(geometry_nulls == rows),
+            _ => {}
+        }
+    }
     let reader =
         StorageFile::with_size(table.storage(), file.file_path(), file.file_size_in_bytes());
     let footer = ParquetMetaDataReader::new().parse_and_finish(&reader)?;
