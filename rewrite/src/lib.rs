@@ -17,7 +17,9 @@
 //! 3. [`execute`] streams the inputs on a rayon pool, keys rows by the Hilbert index of their
 //!    bbox centre (ties broken by input and row ordinal), routes them to sort chunks that spill
 //!    to Arrow IPC runs past the memory budget, sorts each chunk and writes Parquet files rolled
-//!    near the target size, keeping the input schema (field ids, GEOMETRY logical type).
+//!    near the target size, keeping the input schema (field ids, GEOMETRY logical type). Inputs
+//!    whose columns differ (a table whose schema evolved) are read through the caller's
+//!    [`TargetSchema`] ([`InputStorage::target_schema`]), and the outputs get its columns.
 //! 4. Geography ([`GeoColumns`]): a geography column is keyed by the centre of each value's box
 //!    on the sphere (the midpoint of its longitude arc, across the antimeridian where the box
 //!    wraps), and every geography column of the output files is bounded on the sphere

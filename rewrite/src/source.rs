@@ -37,15 +37,30 @@ impl Source {
         let metadata = ArrowReaderMetadata::load(&input, ArrowReaderOptions::new())
             .map_err(|e| RewriteError::parquet(location, e))?;
         let schema = metadata.schema();
-        let geometry_index = schema
-            .fields()
-            .iter()
-            .position(|f| {
-                f.name() == column
-                    && matches!(
-                        f.data_type(),
-                        DataType::Binary | DataType::LargeBinary | DataType::BinaryView
-                    )
+        let wkb = |f: &arrow_schema::Field| {
+            matches!(
+                f.data_type(),
+                DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+            )
+        };
+        // Read as a target schema, the column is the file's field of the same id (it may have
+        // been renamed since the file was written); otherwise it is found by name.
+        let target_id = storage.target_schema().and_then(|t| {
+            let target = t.arrow_schema();
+            crate::arrow_field_id(target.field_with_name(column).ok()?)
+        });
+        let by_id = target_id.and_then(|id| {
+            schema
+                .fields()
+                .iter()
+                .position(|f| crate::arrow_field_id(f) == Some(id) && wkb(f))
+        });
+        let geometry_index = by_id
+            .or_else(|| {
+                schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name() == column && wkb(f))
             })
             .ok_or_else(|| RewriteError::MissingGeometryColumn {
                 path: location.to_string(),

@@ -580,3 +580,29 @@ fn a_rewrite_over_files_from_before_and_after_changes_writes_the_current_columns
         }
     }
 }
+
+#[test]
+fn a_rewrite_after_the_geometry_column_was_renamed_reads_the_old_files_by_field_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = points_table(Arc::clone(&catalog), "t");
+    let t = t.append(&[points_batch(0..20, uniform(4))]).unwrap().0;
+    let t = t
+        .update_schema()
+        .rename_column("geom", "location")
+        .commit()
+        .unwrap();
+    let (t, report) = t
+        .rewrite()
+        .hilbert("location", 10)
+        .option("rewrite-all", "true")
+        .execute()
+        .unwrap();
+    assert_eq!(report.rewritten_records_count, 20, "{report}");
+    let (batches, _) = t
+        .scan()
+        .with_window("location", BBox::new(-180.0, -90.0, 180.0, 90.0))
+        .execute()
+        .unwrap();
+    assert_eq!(ids_of(&batches), (0..20).collect::<Vec<_>>());
+}
