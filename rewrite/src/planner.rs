@@ -1,6 +1,6 @@
 //! Building a [`RewritePlan`]: preflight, file selection, key sampling and global range cuts.
 
-use arrow_array::UInt32Array;
+use arrow_array::{RecordBatch, UInt32Array};
 use rayon::prelude::*;
 
 use crate::keys::{key_rows, lon_width};
@@ -373,6 +373,26 @@ fn sample_partition(
     Ok(per_file.into_iter().flat_map(|(_, s)| s).collect())
 }
 
+/// The batch's rows whose file position (`row0` + index) is a multiple of `stride`; `None`
+/// when it has none.
+fn every_stride(
+    batch: &RecordBatch,
+    row0: u64,
+    stride: u64,
+) -> Result<Option<RecordBatch>, RewriteError> {
+    let first = (stride - row0 % stride) % stride;
+    let picks: Vec<u32> = (first..batch.num_rows() as u64)
+        .step_by(stride as usize)
+        .map(|i| i as u32)
+        .collect();
+    if picks.is_empty() {
+        return Ok(None);
+    }
+    arrow_select::take::take_record_batch(batch, &UInt32Array::from(picks))
+        .map(Some)
+        .map_err(|e| RewriteError::arrow("sampling sort keys", e))
+}
+
 /// Every `stride`-th row's prefix key of `order`, read from all of the file's columns made
 /// into the target's.
 fn sample_conformed(
@@ -391,14 +411,7 @@ fn sample_conformed(
     for batch in reader {
         let batch = batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
         let n = batch.num_rows() as u64;
-        let first = (stride - row0 % stride) % stride;
-        let picks: Vec<u32> = (first..n)
-            .step_by(stride as usize)
-            .map(|i| i as u32)
-            .collect();
-        if !picks.is_empty() {
-            let picked = arrow_select::take::take_record_batch(&batch, &UInt32Array::from(picks))
-                .map_err(|e| RewriteError::arrow("sampling sort keys", e))?;
+        if let Some(picked) = every_stride(&batch, row0, stride)? {
             let picked = target.conform(path, &picked)?;
             let bound = BoundOrder::bind(order, &picked.schema(), sampling.geography, path)?;
             keys.extend(bound.prefix_keys(&picked, true, input_index, row0)?);
@@ -469,15 +482,7 @@ fn sample_file(
                 let batch =
                     batch.map_err(|e| RewriteError::arrow(format!("reading '{path}'"), e))?;
                 let n = batch.num_rows() as u64;
-                let first = (stride - row0 % stride) % stride;
-                let picks: Vec<u32> = (first..n)
-                    .step_by(stride as usize)
-                    .map(|i| i as u32)
-                    .collect();
-                if !picks.is_empty() {
-                    let picked =
-                        arrow_select::take::take_record_batch(&batch, &UInt32Array::from(picks))
-                            .map_err(|e| RewriteError::arrow("sampling sort keys", e))?;
+                if let Some(picked) = every_stride(&batch, row0, stride)? {
                     let keys = bound.prefix_keys(&picked, true, input_index, row0)?;
                     samples.extend(keys.into_iter().map(sample));
                 }

@@ -76,21 +76,7 @@ pub(crate) fn add_bbox_columns_from_call(
     args: &CallArgs<'_>,
 ) -> Result<AddBBoxColumnsRequest, SqlError> {
     let table = args.table()?;
-    let column = match args.get("column").map(literal) {
-        Some(Ok(Literal::String(s))) if !s.trim().is_empty() => s,
-        Some(_) => {
-            return Err(SqlError::invalid(
-                "argument `column`",
-                "expected the geometry column's name as a string, e.g. column => 'geom'",
-            ));
-        }
-        None => {
-            return Err(SqlError::invalid(
-                "CALL add_bbox_columns",
-                "the column argument is missing; add column => '<geometry column>'",
-            ));
-        }
-    };
+    let column = args.geometry_column()?;
     let names = args.get("names").map(|e| names(e, &column)).transpose()?;
     let filter = args
         .get("where")

@@ -11,7 +11,7 @@ use crate::error::SqlError;
 use crate::front::Front;
 use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_call};
 use crate::name::{TableName, quote_ident, quote_string};
-use crate::predicate::function_name;
+use crate::predicate::{Literal, function_name, literal};
 use crate::rewrite::{in_string, rewrite_from_call};
 use crate::rewrite_manifests::rewrite_manifests_from_call;
 use crate::statement::Statement;
@@ -119,6 +119,21 @@ impl<'e> CallArgs<'e> {
             .iter()
             .position(|p| *p == parameter)?;
         self.values[slot]
+    }
+
+    /// The `column` argument: the geometry column's name, required and not blank.
+    pub(crate) fn geometry_column(&self) -> Result<String, SqlError> {
+        match self.get("column").map(literal) {
+            Some(Ok(Literal::String(s))) if !s.trim().is_empty() => Ok(s),
+            Some(_) => Err(SqlError::invalid(
+                "argument `column`",
+                "expected the geometry column's name as a string, e.g. column => 'geom'",
+            )),
+            None => Err(SqlError::invalid(
+                format!("CALL {}", self.procedure.name),
+                "the column argument is missing; add column => '<geometry column>'",
+            )),
+        }
     }
 
     /// The `table` argument, resolved in the procedure's catalog when it names none.

@@ -58,21 +58,7 @@ pub(crate) fn upgrade_geometry_from_call(
     args: &CallArgs<'_>,
 ) -> Result<UpgradeGeometryRequest, SqlError> {
     let table = args.table()?;
-    let column = match args.get("column").map(literal) {
-        Some(Ok(Literal::String(s))) if !s.trim().is_empty() => s,
-        Some(_) => {
-            return Err(SqlError::invalid(
-                "argument `column`",
-                "expected the geometry column's name as a string, e.g. column => 'geom'",
-            ));
-        }
-        None => {
-            return Err(SqlError::invalid(
-                "CALL upgrade_geometry",
-                "the column argument is missing; add column => '<geometry column>'",
-            ));
-        }
-    };
+    let column = args.geometry_column()?;
     let srid = match args.get("srid").map(|e| (e, literal(e))) {
         Some((_, Ok(Literal::Integer(n)))) if i32::try_from(n).is_ok() => n as i32,
         Some((e, _)) => {

@@ -15,6 +15,19 @@ use crate::error::{Error, Result};
 use crate::geography_window::{GeographyWindow, wrapping_envelope_on_planar_column};
 use crate::table::Table;
 
+/// A builder's predicate and its WHERE text (`where_sql`), parsed and combined with AND.
+pub(crate) fn combined_filter(
+    predicate: Option<&Predicate>,
+    sql: Option<&str>,
+) -> Result<Option<Predicate>> {
+    let parsed = sql.map(geoberg_sql::parse_condition).transpose()?;
+    Ok(match (predicate, parsed) {
+        (Some(p), Some(q)) => Predicate::and(vec![p.clone(), q]),
+        (Some(p), None) => Some(p.clone()),
+        (None, q) => q,
+    })
+}
+
 /// For each of `files`, whether it may hold a row matching `predicate`.
 pub(crate) fn select_files(
     table: &Table,

@@ -12,37 +12,8 @@ use arrow_schema::DataType as ArrowType;
 use geoberg_table::{CreateTable, PartitionField, TableIdent};
 
 use crate::common::{
-    Row, Warehouse, append_files, plan_text, points_columns, scalar_i64, scan_metric,
+    Row, Warehouse, append_files, arrivals, plan_text, points_columns, scalar_i64, scan_metric,
 };
-
-/// `appends` groups of `per_append` points spread over the whole extent, half CA, half NY (a
-/// linear congruential generator, so every run writes the same table).
-fn arrivals(appends: usize, per_append: usize) -> Vec<Vec<Row>> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut unit = move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    (0..appends)
-        .map(|a| {
-            (0..per_append)
-                .map(|i| {
-                    let id = (a * per_append + i) as i64;
-                    let (x, y) = (-125.0 + 60.0 * unit(), 25.0 + 25.0 * unit());
-                    Row {
-                        id,
-                        n: i as i32,
-                        x,
-                        state: Some(if id % 2 == 0 { "CA" } else { "NY" }.to_string()),
-                        point: Some((x, y)),
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
 
 /// The one result row of the procedure, by column name (`None` for a null count).
 struct Outcome {
@@ -153,7 +124,7 @@ fn seed_002_add_bbox_columns_backfills_partitions_and_counts_files_read() {
             &TableIdent::new("db", "telemetry").unwrap(),
         )
         .unwrap();
-    let files = arrivals(8, 400);
+    let files = arrivals(0x9e37_79b9_7f4a_7c15, 8, 400);
     let table = append_files(table, &files, 4326);
     let rows: Vec<&Row> = files.iter().flatten().collect();
     let points: HashMap<i64, (f64, f64)> = rows.iter().map(|r| (r.id, r.point.unwrap())).collect();

@@ -195,3 +195,33 @@ pub fn scan_metric(plan: &str, name: &str) -> u64 {
         .parse()
         .unwrap_or_else(|_| panic!("metric {name} is not a number: {rest}"))
 }
+
+/// Points in arrival order: `appends` groups of `per_append` rows, each spread over the whole
+/// extent (-125..-65 by 25..50), half CA, half NY (a linear congruential generator from `seed`,
+/// so every run writes the same table).
+pub fn arrivals(seed: u64, appends: usize, per_append: usize) -> Vec<Vec<Row>> {
+    let mut state = seed;
+    let mut unit = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..appends)
+        .map(|a| {
+            (0..per_append)
+                .map(|i| {
+                    let id = (a * per_append + i) as i64;
+                    let (x, y) = (-125.0 + 60.0 * unit(), 25.0 + 25.0 * unit());
+                    Row {
+                        id,
+                        n: i as i32,
+                        x,
+                        state: Some(if id % 2 == 0 { "CA" } else { "NY" }.to_string()),
+                        point: Some((x, y)),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}

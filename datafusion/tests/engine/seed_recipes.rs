@@ -7,37 +7,8 @@
 use geoberg_table::{CreateTable, PartitionField, TableIdent};
 
 use crate::common::{
-    Row, Warehouse, append_files, plan_text, points_columns, scalar_i64, scan_metric,
+    Warehouse, append_files, arrivals, plan_text, points_columns, scalar_i64, scan_metric,
 };
-
-/// Points in arrival order: `appends` groups of `per_append` rows, each spread over the whole
-/// extent (a small linear congruential generator, so every run writes the same table).
-fn arrivals(appends: usize, per_append: usize) -> Vec<Vec<Row>> {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut unit = move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    (0..appends)
-        .map(|a| {
-            (0..per_append)
-                .map(|i| {
-                    let id = (a * per_append + i) as i64;
-                    let (x, y) = (-125.0 + 60.0 * unit(), 25.0 + 25.0 * unit());
-                    Row {
-                        id,
-                        n: i as i32,
-                        x,
-                        state: Some(if id % 2 == 0 { "CA" } else { "NY" }.to_string()),
-                        point: Some((x, y)),
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
 
 #[test]
 fn seed_001_sort_order_compaction_prunes_the_bbox_range_query() {
@@ -51,7 +22,7 @@ fn seed_001_sort_order_compaction_prunes_the_bbox_range_query() {
             &TableIdent::new("prod", "spatial_assets").unwrap(),
         )
         .unwrap();
-    let files = arrivals(12, 400);
+    let files = arrivals(0x2545_f491_4f6c_dd1d, 12, 400);
     let table = append_files(table, &files, 4326);
     let points: Vec<(f64, f64)> = files.iter().flatten().filter_map(|r| r.point).collect();
     let s = w.session();

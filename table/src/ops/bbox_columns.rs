@@ -32,7 +32,7 @@ use crate::bbox_columns::{
 };
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
-use crate::file_filter::select_files;
+use crate::file_filter::{combined_filter, select_files};
 use crate::lineage::live_file_lineage;
 use crate::metrics::METRICS_COLUMN_PREFIX;
 use crate::ops::row_delta::{RowDeltaOp, labelled};
@@ -462,14 +462,7 @@ impl<'a> BBoxBackfill<'a> {
             field_id(&names[2])?,
             field_id(&names[3])?,
         ];
-        let filter = match (&self.filter, &self.filter_sql) {
-            (Some(f), Some(sql)) => {
-                Predicate::and(vec![f.clone(), geoberg_sql::parse_condition(sql)?])
-            }
-            (Some(f), None) => Some(f.clone()),
-            (None, Some(sql)) => Some(geoberg_sql::parse_condition(sql)?),
-            (None, None) => None,
-        };
+        let filter = combined_filter(self.filter.as_ref(), self.filter_sql.as_deref())?;
 
         // Partitions of the selected files, each with its unfilled files.
         let files = before.data_files()?;

@@ -27,7 +27,7 @@ use iceberg::spec::{DataFile, Operation, Struct};
 use crate::data_file::{WrittenFile, data_file_entry};
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
-use crate::file_filter::{file_geometry_bbox, select_files};
+use crate::file_filter::{combined_filter, file_geometry_bbox, select_files};
 use crate::lineage::live_file_lineage;
 use crate::metrics::MetricsConfig;
 use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
@@ -364,15 +364,7 @@ impl<'a> Rewrite<'a> {
         let (index, order) = self.resolve_order()?;
         let geo = table.geo_column(&index.column)?;
         let options = self.parse_options()?;
-        let filter = match (&self.filter, &self.filter_sql) {
-            (Some(f), Some(sql)) => {
-                let g = geoberg_sql::parse_condition(sql)?;
-                Predicate::and(vec![f.clone(), g])
-            }
-            (Some(f), None) => Some(f.clone()),
-            (None, Some(sql)) => Some(geoberg_sql::parse_condition(sql)?),
-            (None, None) => None,
-        };
+        let filter = combined_filter(self.filter.as_ref(), self.filter_sql.as_deref())?;
 
         let files = table.data_files()?;
         let selected = match &filter {
