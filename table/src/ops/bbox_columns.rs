@@ -443,17 +443,7 @@ impl<'a> BBoxBackfill<'a> {
                 .as_struct()
                 .field_by_name(name)
                 .map(|f| f.id)
-                .ok_or_else(|| Error::NoSuchColumn {
-                    table: before.ident().to_string(),
-                    column: name.to_string(),
-                    available: schema
-                        .as_struct()
-                        .fields()
-                        .iter()
-                        .map(|f| f.name.clone())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
+                .ok_or_else(|| before.no_such_column(name))
         };
         let geometry_id = field_id(&source)?;
         let bbox_ids = [
