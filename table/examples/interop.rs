@@ -189,14 +189,7 @@ fn evolve(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             })
         })
         .collect();
-    let columns: Vec<&str> = table
-        .metadata()
-        .current_schema()
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
+    let columns = column_names(&table);
     println!(
         "{}",
         serde_json::json!({
@@ -271,14 +264,7 @@ fn backfill(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             serde_json::json!({"id": i, "x": x, "y": y})
         })
         .collect();
-    let columns: Vec<&str> = table
-        .metadata()
-        .current_schema()
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
+    let columns = column_names(&table);
     println!(
         "{}",
         serde_json::json!({
@@ -293,6 +279,18 @@ fn backfill(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         })
     );
     Ok(())
+}
+
+/// The table's current top-level column names, in order.
+fn column_names(table: &Table) -> Vec<&str> {
+    table
+        .metadata()
+        .current_schema()
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect()
 }
 
 fn point(x: f64, y: f64) -> Vec<u8> {

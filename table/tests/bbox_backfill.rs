@@ -155,14 +155,7 @@ fn recipe(v3: bool) {
     // Step 1 and 2: the columns right before the geometry, metrics set explicitly.
     let (t, added) = t.add_bbox_columns("geom", None).unwrap();
     assert_eq!(added.added, NAMES.map(String::from).to_vec());
-    let names: Vec<String> = t
-        .metadata()
-        .current_schema()
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.clone())
-        .collect();
+    let names = column_names(&t);
     assert_eq!(
         names,
         [

@@ -123,14 +123,7 @@ fn legacy_v2_table_prunes_on_bbox_columns() {
     .create(catalog, &TableIdent::new("test_db", "legacy").unwrap())
     .unwrap();
     assert_eq!(table.metadata().format_version() as u8, 2);
-    let names: Vec<String> = table
-        .metadata()
-        .current_schema()
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.clone())
-        .collect();
+    let names = column_names(&table);
     assert_eq!(
         names,
         [

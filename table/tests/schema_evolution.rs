@@ -18,17 +18,6 @@ use geoberg_table::{
     BBox, Column, ColumnPosition, CreateTable, DataType, Error, Table, TableIdent,
 };
 
-fn names(table: &Table) -> Vec<String> {
-    table
-        .metadata()
-        .current_schema()
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.clone())
-        .collect()
-}
-
 /// Values of column `name` by id, over all rows of a scan.
 fn column_by_id<T>(
     table: &Table,
@@ -114,7 +103,7 @@ fn an_added_column_reads_null_in_old_files_and_written_in_new_ones() {
         )
         .commit()
         .unwrap();
-    assert_eq!(names(&t), ["id", "score", "data", "geom"]);
+    assert_eq!(column_names(&t), ["id", "score", "data", "geom"]);
     assert_eq!(
         t.metadata().current_snapshot_id(),
         snapshot,
@@ -136,7 +125,7 @@ fn an_added_column_reads_null_in_old_files_and_written_in_new_ones() {
         &TableIdent::new("test_db", "t").unwrap(),
     )
     .unwrap();
-    assert_eq!(names(&reloaded), ["id", "score", "data", "geom"]);
+    assert_eq!(column_names(&reloaded), ["id", "score", "data", "geom"]);
     let (batches, _) = reloaded.scan().execute().unwrap();
     let got: Vec<String> = batches[0]
         .schema()
@@ -198,7 +187,7 @@ fn a_renamed_column_reads_under_its_new_name_in_every_file() {
         .rename_column("data", "label")
         .commit()
         .unwrap();
-    assert_eq!(names(&t), ["id", "label", "geom"]);
+    assert_eq!(column_names(&t), ["id", "label", "geom"]);
     assert_eq!(
         t.metadata()
             .current_schema()
@@ -255,7 +244,7 @@ fn a_dropped_column_disappears_and_its_name_added_again_is_a_new_column() {
         .id;
 
     let t = t.update_schema().drop_column("data").commit().unwrap();
-    assert_eq!(names(&t), ["id", "geom"]);
+    assert_eq!(column_names(&t), ["id", "geom"]);
     assert_eq!(data_dir_files(&t), files_before);
     let (batches, _) = t.scan().execute().unwrap();
     assert_eq!(batches[0].num_columns(), 2);
@@ -309,7 +298,7 @@ fn nested_and_geo_columns_get_fresh_ids_and_keep_their_types() {
         )
         .commit()
         .unwrap();
-    assert_eq!(names(&t), ["tags", "id", "data", "geom", "area"]);
+    assert_eq!(column_names(&t), ["tags", "id", "data", "geom", "area"]);
     let schema = t.metadata().current_schema();
     let tags = schema.field_by_name("tags").unwrap();
     assert_eq!(tags.id, last + 1);
@@ -445,7 +434,7 @@ fn geoberg_managed_columns_cannot_be_dropped_from_under_their_properties() {
         .drop_column("geom")
         .commit()
         .unwrap();
-    assert_eq!(names(&t), ["id"]);
+    assert_eq!(column_names(&t), ["id"]);
     let props = t.metadata().properties();
     assert!(
         !props.contains_key("geoberg.bbox-columns.source"),
@@ -511,14 +500,14 @@ fn a_lost_race_with_an_append_is_reapplied() {
         fresh.metadata().current_snapshot_id(),
         "the append stays"
     );
-    assert_eq!(names(&t), ["id", "data", "geom", "score"]);
+    assert_eq!(column_names(&t), ["id", "data", "geom", "score"]);
     assert_eq!(
         column_by_id(&t, "score", doubles),
         vec![(0, None), (1, None), (2, None)]
     );
     // A concurrent schema change is a conflict: the changes were decided on the old schema.
     let other = t.update_schema().drop_column("score").commit().unwrap();
-    assert_eq!(names(&other), ["id", "data", "geom"]);
+    assert_eq!(column_names(&other), ["id", "data", "geom"]);
     let err = t
         .update_schema()
         .rename_column("score", "s")

@@ -253,7 +253,12 @@ impl Table {
             let at = fields
                 .iter()
                 .position(|f| f.id == geo.field_id)
-                .expect("a geo column is a top-level field");
+                .ok_or_else(|| {
+                    refuse(format!(
+                        "{geometry:?} is not a top-level column; bbox columns derive from a \
+                         top-level geometry column"
+                    ))
+                })?;
             let mut position = match at {
                 0 => ColumnPosition::First,
                 i => ColumnPosition::After(fields[i - 1].name.clone()),

@@ -124,6 +124,18 @@ pub fn points_batch(ids: std::ops::Range<i64>, xy: impl Fn(i64) -> (f64, f64)) -
     .unwrap()
 }
 
+/// The table's current top-level column names, in order.
+pub fn column_names(table: &Table) -> Vec<String> {
+    table
+        .metadata()
+        .current_schema()
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.clone())
+        .collect()
+}
+
 /// Sorted ids of all rows.
 pub fn ids_of(batches: &[RecordBatch]) -> Vec<i64> {
     let mut ids: Vec<i64> = batches
