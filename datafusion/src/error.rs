@@ -27,6 +27,15 @@ pub enum Error {
     /// DataFusion or SedonaDB refused or failed the statement.
     #[error("{0}")]
     Engine(Box<DataFusionError>),
+    /// SedonaDB refused the statement for a reason a SQL function fixes: its message, then
+    /// which function.
+    #[error("{source}; {hint}")]
+    EngineHint {
+        /// SedonaDB's refusal.
+        source: Box<DataFusionError>,
+        /// The SQL that fixes it.
+        hint: &'static str,
+    },
     /// An Arrow kernel failed while building a result.
     #[error(transparent)]
     Arrow(#[from] arrow_schema::ArrowError),
@@ -84,8 +93,36 @@ impl From<DataFusionError> for Error {
                 Ok(inner) => Error::from(inner),
                 Err(shared) => Error::Engine(Box::new(DataFusionError::Shared(shared))),
             },
-            other => Error::Engine(Box::new(other)),
+            other => match engine_hint(&other.to_string()) {
+                Some(hint) => Error::EngineHint {
+                    source: Box::new(other),
+                    hint,
+                },
+                None => Error::Engine(Box::new(other)),
+            },
         }
+    }
+}
+
+/// The fix, in SQL, for a SedonaDB refusal whose own message names none.
+fn engine_hint(message: &str) -> Option<&'static str> {
+    if message.contains("Mismatched CRS arguments") {
+        Some(
+            "geometries compared, joined or measured together must share one CRS: bring one \
+             side into the other's with ST_Transform(geom, 'EPSG:<srid>'), or label values \
+             that are already in that CRS with ST_SetSRID(geom, <srid>)",
+        )
+    } else if message.contains("No kernel matching arguments")
+        && message.contains("geometry")
+        && message.contains("geography")
+    {
+        Some(
+            "a geometry and a geography do not compare: read the geometry's longitude/latitude \
+             on the sphere with ST_ToGeography(geom), or the geography as a planar geometry \
+             with ST_GeomFromWKB(ST_AsBinary(geog))",
+        )
+    } else {
+        None
     }
 }
 
@@ -93,6 +130,9 @@ impl From<Error> for DataFusionError {
     fn from(e: Error) -> Self {
         match e {
             Error::Engine(inner) => *inner,
+            Error::EngineHint { source, hint } => {
+                DataFusionError::Context(hint.to_string(), source)
+            }
             other => DataFusionError::External(Box::new(other)),
         }
     }

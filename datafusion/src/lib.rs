@@ -70,15 +70,46 @@
 //! region's bounds (great-circle edges, wrapping the antimeridian) against the files' geography
 //! bounds, which the table crate computes on the sphere; the kernels then decide every row read.
 //!
+//! Spatial joins (`ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_DWithin`,
+//! `ST_Distance(a, b) < d`, `ST_KNN`) run as SedonaDB's join operator (an R-tree over the
+//! build side, refinement with TG/GEOS, spill and spatial partitioning past memory), with
+//! GEOS built in, so GEOS's functions (`ST_Buffer`, `ST_Union`, `ST_Intersection`,
+//! `ST_ConvexHull`, `ST_Area`, ...) are there too. geoberg adds pruning from the build side
+//! ([`JoinBoundsPruning`]): once the join has read its build side, a geoberg table on the
+//! probe side opens only the data files whose bounds meet a build geometry's box (expanded by
+//! an `ST_DWithin` distance); `EXPLAIN ANALYZE` counts the rest as `files_skipped_by_join`.
+//! Columns in different CRSs do not join (the error names `ST_Transform`).
+//!
+//! ```
+//! # use std::sync::Arc;
+//! # use geoberg_table::{Catalog, SqliteCatalog};
+//! # fn main() -> geoberg_datafusion::Result<()> {
+//! # let dir = tempfile::tempdir().map_err(geoberg_datafusion::Error::Runtime)?;
+//! # let catalog: Arc<dyn Catalog> = Arc::new(SqliteCatalog::open(dir.path().join("catalog.db"), "geoberg", dir.path().join("wh"))?);
+//! let session = geoberg_datafusion::BlockingSession::new(catalog, "geoberg")?;
+//! session.sql("CREATE TABLE geo.points (id bigint, geom geometry(4326))")?;
+//! session.sql("CREATE TABLE geo.zones (id bigint, geom geometry(4326))")?;
+//! session.sql("INSERT INTO geo.points VALUES (1, ST_SetSRID(ST_Point(1, 1), 4326)), (2, ST_SetSRID(ST_Point(9, 9), 4326))")?;
+//! session.sql("INSERT INTO geo.zones VALUES (7, ST_SetSRID(ST_Buffer(ST_Point(0, 0), 2), 4326))")?;
+//! let plan = geoberg_datafusion::pretty_format(&session.sql(
+//!     "EXPLAIN SELECT p.id, z.id FROM geo.points p JOIN geo.zones z ON ST_Intersects(p.geom, z.geom)",
+//! )?)?;
+//! assert!(plan.contains("SpatialJoinExec") && plan.contains("join_bounds=geom"), "{plan}");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! What is not there yet: geography row groups are not pruned (the Parquet geo statistics of
 //! files other writers wrote bound the vertices only); comparisons on timestamp columns prune
 //! only row groups (DataFusion's statistics), not files; an `INSERT` holds its rows in memory
-//! until its one commit; a spatial join is a nested-loop join (SedonaDB's spatial join needs
-//! GEOS).
+//! until its one commit; a join's build side prunes probe files, not yet row groups; geography
+//! joins are nested loops over the spherical kernels (SedonaDB's join operator declines
+//! geography).
 //!
 //! Constant geometries in spatial predicates may omit their CRS: `ST_Intersects(geom,
 //! ST_GeomFromText('POLYGON (...)'))` against a `geometry(4326)` column takes the polygon in
-//! the column's CRS (seed 004's query shapes); see [`ConstantGeometryCrs`]. Writes are strict:
+//! the column's CRS (seed 004's query shapes), in `WHERE`, projections, `ORDER BY` and join
+//! conditions alike; see [`ConstantGeometryCrs`]. Writes are strict:
 //! a value without SRID is refused by a `geometry(4326)` column with the table's message.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -96,6 +127,7 @@ mod geography_kernels;
 mod geography_pushdown;
 mod handle;
 mod insert;
+mod join_bounds;
 mod output;
 mod provider;
 mod pushdown;
@@ -116,9 +148,10 @@ mod values_type;
 
 pub use catalog::{GeobergCatalogProvider, GeobergSchemaProvider};
 pub use codec::GeobergPhysicalCodec;
-pub use crs_literal::ConstantGeometryCrs;
+pub use crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate};
 pub use error::{Error, Result};
 pub use geo_schema::table_arrow_schema;
+pub use join_bounds::{BoundsIndex, BuildBoundsExec, BuildSideBounds, JoinBoundsPruning};
 pub use output::{json_rows, pretty_format};
 pub use provider::GeobergTableProvider;
 pub use pushdown::SpatialPruning;

@@ -167,13 +167,16 @@ impl TableProvider for GeobergTableProvider {
             columns: pushed.columns.as_ref().map(|p| p.to_sql()),
             summary,
         };
-        Ok(Arc::new(GeobergScanExec::try_new(
-            spec,
-            Arc::clone(&self.schema),
-            predicate,
-            state.runtime_env(),
-            state.config_options().execution.parquet.clone(),
-        )?))
+        Ok(Arc::new(
+            GeobergScanExec::try_new(
+                spec,
+                Arc::clone(&self.schema),
+                predicate,
+                state.runtime_env(),
+                state.config_options().execution.parquet.clone(),
+            )?
+            .with_table(table),
+        ))
     }
 
     async fn insert_into(

@@ -2,8 +2,9 @@
 //! counters) around DataFusion's own Parquet reader, which does the reading (projection,
 //! limit, row-group statistics pruning with the ordinary filters, parallel partitions).
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
 use datafusion::common::Statistics;
@@ -15,15 +16,22 @@ use datafusion::datasource::physical_plan::parquet::{
 };
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use futures::TryStreamExt;
+use geoberg_table::{BBox, Table};
 use serde::{Deserialize, Serialize};
 
+use crate::error::table_error;
 use crate::field_id_adapter::FieldIdAdapterFactory;
+use crate::join_bounds::BuildSideBounds;
 use crate::pushdown::SpatialPruning;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
 use datafusion::common::internal_err;
@@ -71,6 +79,23 @@ pub struct GeobergScanExec {
     parquet: ParquetOptions,
     inner: Arc<dyn ExecutionPlan>,
     metrics: ExecutionPlanMetricsSet,
+    /// The table version planned, where this process has it (not after decoding): what a
+    /// run-time filter looks file bounds up in.
+    table: Option<Table>,
+    /// A spatial join's build-side bounds to prune files on when the scan starts.
+    join: Option<JoinPruning>,
+}
+
+/// A scan's run-time filter from a spatial join's build side (see [`crate::join_bounds`]).
+#[derive(Debug, Clone)]
+struct JoinPruning {
+    /// The table column the join compares (a planar geometry).
+    column: String,
+    bounds: Arc<BuildSideBounds>,
+    files_skipped: Count,
+    bytes_skipped: Count,
+    /// The readers built at run time over the files kept, whose metrics the node reports.
+    readers: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
 }
 
 impl GeobergScanExec {
@@ -105,12 +130,53 @@ impl GeobergScanExec {
                 .add(usize::try_from(value).unwrap_or(usize::MAX));
         }
         Ok(GeobergScanExec {
+            table: None,
+            join: None,
             spec: Arc::new(spec),
             schema,
             predicate,
             parquet,
             inner,
             metrics,
+        })
+    }
+
+    /// The same scan, knowing the table version it planned (for run-time filters).
+    pub fn with_table(mut self, table: Table) -> Self {
+        self.table = Some(table);
+        self
+    }
+
+    /// The same scan, pruning its files when it starts on a spatial join's build-side
+    /// `bounds` against its output column `index`; `None` when the column is no table column
+    /// or the table version is not at hand.
+    pub fn with_join_bounds(
+        &self,
+        index: usize,
+        bounds: Arc<BuildSideBounds>,
+    ) -> Option<GeobergScanExec> {
+        self.table.as_ref()?;
+        let column = match &self.spec.projection {
+            Some(projection) => *projection.get(index)?,
+            None => index,
+        };
+        let column = self.schema.fields().get(column)?.name().clone();
+        let metrics = ExecutionPlanMetricsSet::new();
+        for metric in self.metrics.clone_inner().iter() {
+            metrics.register(Arc::clone(metric));
+        }
+        let files_skipped = MetricBuilder::new(&metrics).global_counter("files_skipped_by_join");
+        let bytes_skipped = MetricBuilder::new(&metrics).global_counter("bytes_skipped_by_join");
+        Some(GeobergScanExec {
+            metrics,
+            join: Some(JoinPruning {
+                column,
+                bounds,
+                files_skipped,
+                bytes_skipped,
+                readers: Arc::default(),
+            }),
+            ..self.clone()
         })
     }
 
@@ -274,6 +340,9 @@ impl DisplayAs for GeobergScanExec {
                 if let Some(limit) = self.spec.limit {
                     write!(f, ", limit={limit}")?;
                 }
+                if let Some(join) = &self.join {
+                    write!(f, ", join_bounds={}", join.column)?;
+                }
                 write!(f, ", partitions={}", self.spec.partitions.len())?;
                 if !s.reasons.is_empty() {
                     write!(f, ", reasons=[{}]", s.reasons.join("; "))?;
@@ -320,13 +389,75 @@ impl ExecutionPlan for GeobergScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        self.inner.execute(partition, context)
+        let (Some(join), Some(table)) = (self.join.clone(), self.table.clone()) else {
+            return self.inner.execute(partition, context);
+        };
+        // Decided on the first poll: a join polls its probe side only once its build side
+        // is complete.
+        let this = self.clone();
+        let started = futures::stream::once(async move {
+            let Some(bounds) = join.bounds.index() else {
+                return this.inner.execute(partition, context);
+            };
+            let Some(slices) = this.spec.partitions.get(partition) else {
+                return this.inner.execute(partition, context);
+            };
+            let column = join.column.clone();
+            let index = tokio::task::spawn_blocking(move || table.file_index(&column))
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))?
+                .map_err(table_error)?;
+            let boxes: HashMap<&str, (Option<BBox>, bool)> = index
+                .files()
+                .entries()
+                .iter()
+                .map(|f| (f.path.as_str(), (f.bbox, f.all_null)))
+                .collect();
+            let (kept, skipped): (Vec<FileSlice>, Vec<FileSlice>) = slices
+                .iter()
+                .cloned()
+                .partition(|s| match boxes.get(s.location.as_str()) {
+                    Some((Some(bbox), _)) => bounds.may_meet(bbox),
+                    // Only NULL (or empty) geometries: nothing to match.
+                    Some((None, true)) => false,
+                    _ => true,
+                });
+            join.files_skipped.add(skipped.len());
+            join.bytes_skipped
+                .add(skipped.iter().map(|s| s.size as usize).sum());
+            let spec = ScanSpec {
+                partitions: vec![kept],
+                ..(*this.spec).clone()
+            };
+            let reader = build_reader(
+                &spec,
+                &this.schema,
+                this.predicate.as_ref(),
+                &context.runtime_env(),
+                &this.parquet,
+            )?;
+            join.readers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Arc::clone(&reader));
+            reader.execute(0, context)
+        })
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.inner.schema(),
+            started,
+        )))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
         let mut set = self.metrics.clone_inner();
-        if let Some(reader) = self.inner.metrics() {
-            for metric in reader.iter() {
+        let runtime_readers = self
+            .join
+            .as_ref()
+            .map(|j| j.readers.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default();
+        for reader in std::iter::once(&self.inner).chain(&runtime_readers) {
+            for metric in reader.metrics().iter().flat_map(|m| m.iter()) {
                 set.push(Arc::clone(metric));
             }
         }

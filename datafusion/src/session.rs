@@ -7,6 +7,7 @@ use arrow_array::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::logical_expr::ScalarUDF;
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
 use geoberg_table::Catalog;
@@ -14,9 +15,10 @@ use sedona::context::SedonaContext;
 use sedona_expr::scalar_udf::ScalarKernelRef;
 
 use crate::catalog::GeobergCatalogProvider;
-use crate::crs_literal::ConstantGeometryCrs;
+use crate::crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate, SPATIAL_PREDICATES};
 use crate::error::{Error, Result};
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
+use crate::join_bounds::JoinBoundsPruning;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::scan_exec::GeobergScanExec;
@@ -52,12 +54,21 @@ pub async fn sedona_context(
         let kernel: ScalarKernelRef = Arc::new(GeographyKernel::new(function));
         context.append_sedona_scalar_kernels(name, kernel)?;
     }
+    // Last, over the final functions (kernels appended above re-register them).
+    for name in SPATIAL_PREDICATES {
+        if let Ok(inner) = context.ctx.udf(name) {
+            let deferred = ScalarUDF::new_from_impl(CrsDeferredPredicate::new(inner));
+            context.ctx.register_udf(deferred);
+        }
+    }
     let set_crs = context.ctx.udf("st_setcrs")?;
     {
         let state = context.ctx.state_ref();
         let mut state = state.write();
         let rebuilt = SessionStateBuilder::new_from_existing(state.clone())
             .with_type_planner(Arc::new(GeobergTypePlanner))
+            // Last, over SedonaDB's spatial joins as finally planned.
+            .with_physical_optimizer_rule(Arc::new(JoinBoundsPruning))
             .build();
         *state = rebuilt;
         state.register_function_rewrite(Arc::new(ConstantGeometryCrs::new(set_crs)))?;

@@ -48,6 +48,8 @@ struct State {
     fault: Mutex<Fault>,
     writes: AtomicUsize,
     deletes: AtomicUsize,
+    /// Bytes returned by gets (the ranges of every get), per object path, since construction.
+    bytes_read: Mutex<BTreeMap<String, u64>>,
     fired: AtomicBool,
 }
 
@@ -126,7 +128,20 @@ impl ObjectStore for FaultyStore {
         location: &ObjectPath,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
-        self.inner.get_opts(location, options).await
+        // A HEAD is a get with `head` set: its range is the object's, but no byte moves.
+        let head = options.head;
+        let got = self.inner.get_opts(location, options).await?;
+        if head {
+            return Ok(got);
+        }
+        *self
+            .state
+            .bytes_read
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(location.to_string())
+            .or_default() += got.range.end - got.range.start;
+        Ok(got)
     }
 
     fn delete_stream(
@@ -285,6 +300,21 @@ impl FaultyCatalog {
             self.state.writes.load(Ordering::SeqCst),
             self.state.deletes.load(Ordering::SeqCst),
         )
+    }
+
+    /// Bytes read since construction from the stored objects whose path ends with
+    /// `path_suffix` (the sum of every get's range), so that a test can hold a reader to the
+    /// bytes it needs.
+    pub fn bytes_read(&self, path_suffix: &str) -> u64 {
+        let read = self
+            .state
+            .bytes_read
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        read.iter()
+            .filter(|(path, _)| path.ends_with(path_suffix))
+            .map(|(_, n)| n)
+            .sum()
     }
 
     fn swap_failure(&self, table: &TableIdent, what: &str) -> Error {

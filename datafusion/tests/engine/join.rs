@@ -120,7 +120,8 @@ fn points_in_polygons_join_matches_brute_force() {
                     WHERE ST_Contains(z.geom, p.geom)";
     assert_eq!(pairs(&s.sql(contains).unwrap()), strictly_inside);
 
-    // Without SedonaDB's spatial-join feature (it needs GEOS), the join is a nested loop.
+    // SedonaDB's spatial join operator, not a nested loop.
     let plan = plan_text(&s.sql(&format!("EXPLAIN {intersects}")).unwrap());
-    assert!(plan.contains("NestedLoopJoinExec"), "{plan}");
+    assert!(plan.contains("SpatialJoinExec"), "{plan}");
+    assert!(!plan.contains("NestedLoopJoinExec"), "{plan}");
 }

@@ -70,13 +70,21 @@ impl Length for StorageFile {
 }
 
 impl ChunkReader for StorageFile {
-    type T = io::Cursor<Bytes>;
+    type T = ForwardReader;
 
+    /// A reader from `start` that fetches what it is asked for, a bounded chunk at a time.
+    ///
+    /// The Parquet reader calls this once per page to read the page's header (a few dozen
+    /// bytes) and then takes the page itself with `get_bytes`: answering with the rest of the
+    /// file made reading a single-row-group file quadratic in its size (a 6 M-row import read
+    /// 132× as long as a 600 k-row one).
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(io::Cursor::new(self.get_bytes(
-            start,
-            (self.size - start.min(self.size)) as usize,
-        )?))
+        Ok(ForwardReader {
+            file: self.clone(),
+            position: start.min(self.size),
+            buffer: Bytes::new(),
+            next_fetch: FIRST_FETCH,
+        })
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
@@ -87,5 +95,44 @@ impl ChunkReader for StorageFile {
         self.storage
             .read_range(&self.location, start..start + length as u64)
             .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+    }
+}
+
+/// The first fetch of a [`ForwardReader`]: a page header with its statistics fits many times.
+const FIRST_FETCH: usize = 16 * 1024;
+/// The largest fetch of a [`ForwardReader`]; each fetch doubles the last one up to it, so a
+/// caller that reads far (a whole column chunk) makes few requests.
+const MAX_FETCH: usize = 4 * 1024 * 1024;
+
+/// Sequential reads of a [`StorageFile`] from an offset, fetched on demand in chunks of
+/// [`FIRST_FETCH`] doubling up to [`MAX_FETCH`], never past the end of the file.
+#[derive(Debug)]
+pub(crate) struct ForwardReader {
+    file: StorageFile,
+    /// The file offset of `buffer`'s first byte.
+    position: u64,
+    buffer: Bytes,
+    next_fetch: usize,
+}
+
+impl io::Read for ForwardReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.buffer.is_empty() {
+            let left = self.file.size - self.position;
+            let len = (self.next_fetch as u64).min(left) as usize;
+            if len == 0 || out.is_empty() {
+                return Ok(0);
+            }
+            self.buffer = self
+                .file
+                .get_bytes(self.position, len)
+                .map_err(io::Error::other)?;
+            self.next_fetch = (self.next_fetch * 2).min(MAX_FETCH);
+        }
+        let n = out.len().min(self.buffer.len());
+        out[..n].copy_from_slice(&self.buffer[..n]);
+        let _ = self.buffer.split_to(n);
+        self.position += n as u64;
+        Ok(n)
     }
 }
