@@ -272,16 +272,24 @@ fn bench(c: &mut Criterion) {
                 &session.sql(&format!("EXPLAIN ANALYZE {q}")).unwrap(),
             )
             .unwrap();
+            // Per scan: the table, its files, those the join's build side pruned, those opened.
             let scans: Vec<String> = plan
                 .lines()
                 .filter(|l| l.contains("GeobergScanExec"))
                 .map(|l| {
-                    let files = l
-                        .split(", ")
-                        .filter(|m| m.starts_with("files_"))
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    files.trim().to_string()
+                    let table = l.split(", ").next().unwrap_or_default().trim();
+                    let metric = |name: &str| {
+                        l.split([',', '[', ' '])
+                            .find_map(|m| m.strip_prefix(&format!("{name}=")))
+                            .unwrap_or("-")
+                            .to_string()
+                    };
+                    format!(
+                        "{table} files_total={} files_skipped_by_join={} files_opened={}",
+                        metric("files_total"),
+                        metric("files_skipped_by_join"),
+                        metric("files_opened")
+                    )
                 })
                 .collect();
             println!(

@@ -76,8 +76,9 @@
 //! GEOS built in, so GEOS's functions (`ST_Buffer`, `ST_Union`, `ST_Intersection`,
 //! `ST_ConvexHull`, `ST_Area`, ...) are there too. geoberg adds pruning from the build side
 //! ([`JoinBoundsPruning`]): once the join has read its build side, a geoberg table on the
-//! probe side opens only the data files whose bounds meet a build geometry's box (expanded by
-//! an `ST_DWithin` distance); `EXPLAIN ANALYZE` counts the rest as `files_skipped_by_join`.
+//! probe side reads only the data files and row groups whose bounds meet a build geometry's
+//! box (expanded by an `ST_DWithin` distance); `EXPLAIN ANALYZE` counts the rest as
+//! `files_skipped_by_join` and `row_groups_skipped_by_join`.
 //! Columns in different CRSs do not join (the error names `ST_Transform`).
 //!
 //! ```
@@ -102,8 +103,7 @@
 //! What is not there yet: geography row groups are not pruned (the Parquet geo statistics of
 //! files other writers wrote bound the vertices only); comparisons on timestamp columns prune
 //! only row groups (DataFusion's statistics), not files; an `INSERT` holds its rows in memory
-//! until its one commit; a join's build side prunes probe files, not yet row groups; geography
-//! joins are nested loops over the spherical kernels (SedonaDB's join operator declines
+//! until its one commit; geography joins are nested loops over the spherical kernels (SedonaDB's join operator declines
 //! geography).
 //!
 //! Constant geometries in spatial predicates may omit their CRS: `ST_Intersects(geom,

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::table_error;
 use crate::field_id_adapter::FieldIdAdapterFactory;
-use crate::join_bounds::BuildSideBounds;
+use crate::join_bounds::{BuildSideBounds, JoinPruned, prune_row_groups};
 use crate::pushdown::SpatialPruning;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
 use datafusion::common::internal_err;
@@ -93,6 +93,7 @@ struct JoinPruning {
     column: String,
     bounds: Arc<BuildSideBounds>,
     files_skipped: Count,
+    row_groups_skipped: Count,
     bytes_skipped: Count,
     /// The readers built at run time over the files kept, whose metrics the node reports.
     readers: Arc<Mutex<Vec<Arc<dyn ExecutionPlan>>>>,
@@ -166,6 +167,8 @@ impl GeobergScanExec {
             metrics.register(Arc::clone(metric));
         }
         let files_skipped = MetricBuilder::new(&metrics).global_counter("files_skipped_by_join");
+        let row_groups_skipped =
+            MetricBuilder::new(&metrics).global_counter("row_groups_skipped_by_join");
         let bytes_skipped = MetricBuilder::new(&metrics).global_counter("bytes_skipped_by_join");
         Some(GeobergScanExec {
             metrics,
@@ -173,6 +176,7 @@ impl GeobergScanExec {
                 column,
                 bounds,
                 files_skipped,
+                row_groups_skipped,
                 bytes_skipped,
                 readers: Arc::default(),
             }),
@@ -422,9 +426,20 @@ impl ExecutionPlan for GeobergScanExec {
                     Some((None, true)) => false,
                     _ => true,
                 });
-            join.files_skipped.add(skipped.len());
+            let runtime = context.runtime_env();
+            let store = runtime.object_store(ObjectStoreUrl::parse(&this.spec.store_url)?)?;
+            let cache = runtime.cache_manager.get_file_metadata_cache();
+            let mut pruned = JoinPruned {
+                files: skipped.len(),
+                bytes: skipped.iter().map(|s| s.size).sum(),
+                ..JoinPruned::default()
+            };
+            let kept =
+                prune_row_groups(kept, &join.column, &bounds, &store, &cache, &mut pruned).await?;
+            join.files_skipped.add(pruned.files);
+            join.row_groups_skipped.add(pruned.row_groups);
             join.bytes_skipped
-                .add(skipped.iter().map(|s| s.size as usize).sum());
+                .add(usize::try_from(pruned.bytes).unwrap_or(usize::MAX));
             let spec = ScanSpec {
                 partitions: vec![kept],
                 ..(*this.spec).clone()

@@ -14,7 +14,7 @@ use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, TableIde
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::common::{Warehouse, plan_text};
+use crate::common::{Row, Warehouse, append_files, create_points, plan_text};
 
 /// A deterministic generator, so that a failure is reproducible from its seed.
 struct Lcg(u64);
@@ -438,6 +438,27 @@ fn a_join_across_crss_is_refused_naming_both_and_the_fix() {
     for part in ["Mismatched CRS", "3857", "ST_Transform"] {
         assert!(err.contains(part), "{part:?} missing: {err}");
     }
+
+    // A geometry against a geography: the error names the conversions.
+    s.sql("CREATE TABLE geo.places (id bigint, geog geography(4326))")
+        .unwrap();
+    s.sql("INSERT INTO geo.places VALUES (1, ST_GeogFromText('POINT (1 1)'))")
+        .unwrap();
+    let err = s
+        .sql("SELECT a.id, g.id FROM geo.a a JOIN geo.places g ON ST_Intersects(a.geom, g.geog)")
+        .unwrap_err()
+        .to_string();
+    for part in ["geometry", "geography", "ST_ToGeography"] {
+        assert!(err.contains(part), "{part:?} missing: {err}");
+    }
+    // A predicate with no geography kernel at all: SedonaDB's refusal, then the conversions.
+    let err = s
+        .sql("SELECT a.id FROM geo.a a JOIN geo.places g ON ST_Touches(a.geom, g.geog)")
+        .unwrap_err()
+        .to_string();
+    for part in ["No kernel matching", "ST_ToGeography", "ST_GeomFromWKB"] {
+        assert!(err.contains(part), "{part:?} missing: {err}");
+    }
 }
 
 /// The `GeobergScanExec` line pruned by a join's build side, and its metric `name`.
@@ -625,4 +646,59 @@ fn an_empty_build_side_reads_no_probe_file_and_outer_joins_prune_nothing() {
         .filter(|(id, _)| !matched.iter().any(|(pid, _)| pid == id))
         .count();
     assert_eq!(rows, matched.len() + unmatched);
+}
+
+/// Inside one file, the row groups whose geo statistics meet no build box are not read either.
+#[test]
+fn the_build_side_prunes_row_groups_inside_a_file() {
+    let w = Warehouse::new();
+    // One file of 8 row groups of 100 points, row group k in the band 10k <= x < 10k + 10.
+    let points_table = create_points(&w, "points", 4326, 100);
+    let mut g = Lcg(5);
+    let rows: Vec<Row> = (0..800)
+        .map(|i| Row {
+            id: i,
+            n: 0,
+            x: 0.0,
+            state: None,
+            point: Some(((i / 100) as f64 * 10.0 + g.next() * 10.0, g.next() * 100.0)),
+        })
+        .collect();
+    append_files(points_table, std::slice::from_ref(&rows), 4326);
+    // Zones in 31 <= x <= 44: row groups 3 and 4 only.
+    let zs: Vec<(i64, Option<Geometry<f64>>)> = (0..4)
+        .map(|i| {
+            let (x, y) = (31.0 + i as f64 * 3.0, i as f64 * 20.0);
+            let ring = LineString::from(vec![
+                (x, y),
+                (x + 4.0, y),
+                (x + 4.0, y + 15.0),
+                (x, y + 15.0),
+                (x, y),
+            ]);
+            (i, Some(Polygon::new(ring, vec![]).into()))
+        })
+        .collect();
+    create(&w, "zones", 4326, &zs, 1);
+    let s = w.session();
+    let sql =
+        "SELECT p.id, z.id FROM geo.points p JOIN geo.zones z ON ST_Intersects(p.geom, z.geom)";
+    let plan = plan_text(&s.sql(&format!("EXPLAIN ANALYZE {sql}")).unwrap());
+    assert_eq!(
+        join_pruned_metric(&plan, "files_skipped_by_join"),
+        0,
+        "{plan}"
+    );
+    assert_eq!(
+        join_pruned_metric(&plan, "row_groups_skipped_by_join"),
+        6,
+        "{plan}"
+    );
+    let ps: Vec<(i64, Option<Point<f64>>)> = rows
+        .iter()
+        .map(|r| (r.id, r.point.map(|(x, y)| Point::new(x, y))))
+        .collect();
+    let expected = brute_force(&ps, &zs, |p, z| z.intersects(p));
+    assert!(!expected.is_empty());
+    assert_eq!(pairs(&s.sql(sql).unwrap()), expected);
 }
