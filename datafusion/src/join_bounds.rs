@@ -85,8 +85,9 @@ pub struct BuildSideBounds {
 #[derive(Debug, Default)]
 struct Recording {
     finished: HashSet<usize>,
-    boxes: Vec<BBox>,
-    union: Option<BBox>,
+    /// `[min_x, min_y, max_x, max_y]`: a third of a [`BBox`]'s size.
+    boxes: Vec<[f64; 4]>,
+    union: Option<[f64; 4]>,
     /// More boxes than [`MAX_BUILD_BOXES`]: only the union is kept.
     overflow: bool,
     /// A value whose box could not be read: no pruning at all.
@@ -109,11 +110,18 @@ impl BuildSideBounds {
         self.expand
     }
 
-    fn record(&self, boxes: Vec<BBox>, unusable: bool) {
+    fn record(&self, boxes: Vec<[f64; 4]>, unusable: bool) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.unusable |= unusable;
         for b in &boxes {
-            s.union = Some(s.union.map_or(*b, |u| u.union(b)));
+            s.union = Some(s.union.map_or(*b, |u| {
+                [
+                    u[0].min(b[0]),
+                    u[1].min(b[1]),
+                    u[2].max(b[2]),
+                    u[3].max(b[3]),
+                ]
+            }));
         }
         if !s.overflow {
             if s.boxes.len() + boxes.len() > MAX_BUILD_BOXES {
@@ -141,11 +149,12 @@ impl BuildSideBounds {
             return None;
         }
         let built = (!s.unusable).then(|| {
-            let grow = |b: &BBox| {
-                AABB::from_corners(
-                    [b.min_x - self.expand, b.min_y - self.expand],
-                    [b.max_x + self.expand, b.max_y + self.expand],
-                )
+            // The distance, plus a margin for the rounding of distances computed at these
+            // coordinates (a pair at exactly the distance must not be pruned).
+            let grow = |b: &[f64; 4]| {
+                let magnitude = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let e = self.expand + (magnitude + self.expand) * 1e-12;
+                AABB::from_corners([b[0] - e, b[1] - e], [b[2] + e, b[3] + e])
             };
             Arc::new(BoundsIndex {
                 union: s.union.as_ref().map(grow),
@@ -306,7 +315,7 @@ impl RecordingStream {
         let mut unusable = false;
         let mut add = |wkb: Option<&[u8]>| match wkb.map(bbox_of_wkb) {
             None | Some(Ok(None)) => {}
-            Some(Ok(Some(b))) => boxes.push(b),
+            Some(Ok(Some(b))) => boxes.push([b.min_x, b.min_y, b.max_x, b.max_y]),
             Some(Err(_)) => unusable = true,
         };
         match array.data_type() {
@@ -415,9 +424,6 @@ fn prune_probe_side(
     {
         return Ok(None);
     }
-    // A hair more than the distance: distances computed in floating point may come out a
-    // rounding below a box gap that equals them.
-    let expand = expand + expand * 1e-9;
     let partitions = join.left.output_partitioning().partition_count();
     let bounds = Arc::new(BuildSideBounds::new(partitions, expand));
     let Some(probe) = attach(&join.right, column.index(), &bounds)? else {
@@ -577,4 +583,78 @@ pub(crate) async fn prune_row_groups(
         kept.push(slice);
     }
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds_of(partitions: usize, expand: f64, boxes: &[[f64; 4]]) -> BuildSideBounds {
+        let bounds = BuildSideBounds::new(partitions, expand);
+        bounds.record(boxes.to_vec(), false);
+        bounds
+    }
+
+    #[test]
+    fn bounds_are_used_only_once_every_build_partition_has_ended() {
+        let bounds = bounds_of(2, 0.0, &[[0.0, 0.0, 1.0, 1.0]]);
+        assert!(bounds.index().is_none());
+        bounds.finish(0);
+        assert!(bounds.index().is_none());
+        bounds.finish(1);
+        let index = bounds.index().unwrap();
+        assert!(
+            index.may_meet(&BBox::new(1.0, 1.0, 2.0, 2.0)),
+            "touching boxes meet"
+        );
+        assert!(!index.may_meet(&BBox::new(1.5, 0.0, 2.0, 1.0)));
+        assert_eq!(index.boxes(), 1);
+    }
+
+    #[test]
+    fn boxes_grow_by_the_distance_and_a_rounding_margin() {
+        let bounds = bounds_of(
+            1,
+            0.5,
+            &[[10.0, 10.0, 11.0, 11.0], [20.0, 20.0, 21.0, 21.0]],
+        );
+        bounds.finish(0);
+        let index = bounds.index().unwrap();
+        assert!(
+            index.may_meet(&BBox::point(11.5, 10.0)),
+            "exactly the distance away"
+        );
+        assert!(!index.may_meet(&BBox::point(11.6, 10.0)));
+        // Between the two boxes: inside their union, outside both.
+        assert!(!index.may_meet(&BBox::point(15.0, 15.0)));
+    }
+
+    #[test]
+    fn an_empty_build_side_meets_nothing_and_an_unreadable_one_prunes_nothing() {
+        let empty = bounds_of(1, 0.0, &[]);
+        empty.finish(0);
+        assert!(
+            !empty
+                .index()
+                .unwrap()
+                .may_meet(&BBox::new(-1e9, -1e9, 1e9, 1e9))
+        );
+
+        let unreadable = bounds_of(1, 0.0, &[[0.0, 0.0, 1.0, 1.0]]);
+        unreadable.record(Vec::new(), true);
+        unreadable.finish(0);
+        assert!(unreadable.index().is_none());
+    }
+
+    #[test]
+    fn past_the_cap_the_union_alone_decides() {
+        let bounds = BuildSideBounds::new(1, 0.0);
+        bounds.record(vec![[0.0, 0.0, 1.0, 1.0]; MAX_BUILD_BOXES], false);
+        bounds.record(vec![[5.0, 5.0, 6.0, 6.0]], false);
+        bounds.finish(0);
+        let index = bounds.index().unwrap();
+        assert_eq!(index.boxes(), 0);
+        assert!(index.may_meet(&BBox::point(3.0, 3.0)), "inside the union");
+        assert!(!index.may_meet(&BBox::point(7.0, 7.0)));
+    }
 }
