@@ -3,10 +3,10 @@
 //! geoberg code: `SedonaContext::read_parquet` over each snapshot's data files), on tables in
 //! arrival order and after `CREATE SPATIAL INDEX ... hilbert(geom, 16)` on both sides.
 //!
-//! Points: `GEOBERG_JOIN_POINTS` (default 2 000 000) in a 100 x 100 square, half uniform and
+//! Points: `GEOBERG_JOIN_POINTS` (default 2 000 000) in a 80 x 80 square (degrees, inside WGS84's bounds), half uniform and
 //! half around 40 centres, appended in 16 commits. Zones: a `GEOBERG_JOIN_ZONES`-cell grid
 //! (default 100 000: 316 x 316) of jittered quadrilaterals tiling the square, in 4 commits.
-//! Queries: every pair (`full`), the zones inside a 10 x 10 window (1% of the area: `subset`),
+//! Queries: every pair (`full`), the zones inside an 8 x 8 window (1% of the area: `subset`),
 //! and points within 0.05 of those zones (`dwithin_subset`). Every answer must equal
 //! SedonaDB's; pair counts and files read are printed once before timing.
 
@@ -29,6 +29,9 @@ fn env(name: &str, default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The side of the square the data lies in.
+const SIDE: f64 = 80.0;
 
 /// A deterministic generator (the bench needs no statistical quality).
 struct Lcg(u64);
@@ -82,20 +85,20 @@ fn points(catalog: &Arc<dyn Catalog>, name: &str, rows: usize) -> Table {
     let mut table = create(catalog, name);
     let mut g = Lcg(42);
     let centres: Vec<(f64, f64)> = (0..40)
-        .map(|_| (5.0 + g.next() * 90.0, 5.0 + g.next() * 90.0))
+        .map(|_| (4.0 + g.next() * (SIDE - 8.0), 4.0 + g.next() * (SIDE - 8.0)))
         .collect();
     let appends = 16;
     for a in 0..appends {
         let (from, to) = (rows * a / appends, rows * (a + 1) / appends);
         let geoms = BinaryArray::from_iter_values((from..to).map(|i| {
             let (x, y) = if i % 2 == 0 {
-                (g.next() * 100.0, g.next() * 100.0)
+                (g.next() * SIDE, g.next() * SIDE)
             } else {
                 let (cx, cy) = centres[i / 2 % centres.len()];
                 let (r, t) = (g.next() * g.next() * 5.0, g.next() * std::f64::consts::TAU);
                 (
-                    (cx + r * t.cos()).clamp(0.0, 100.0),
-                    (cy + r * t.sin()).clamp(0.0, 100.0),
+                    (cx + r * t.cos()).clamp(0.0, SIDE),
+                    (cy + r * t.sin()).clamp(0.0, SIDE),
                 )
             };
             wkb_point(x, y)
@@ -116,7 +119,7 @@ fn points(catalog: &Arc<dyn Catalog>, name: &str, rows: usize) -> Table {
 fn zones(catalog: &Arc<dyn Catalog>, name: &str, count: usize) -> Table {
     let mut table = create(catalog, name);
     let side = (count as f64).sqrt().round().max(1.0) as usize;
-    let cell = 100.0 / side as f64;
+    let cell = SIDE / side as f64;
     let mut g = Lcg(7);
     // Jittered grid vertices shared by neighbouring cells, so the zones tile the square.
     let mut vertex = vec![vec![(0.0, 0.0); side + 1]; side + 1];
@@ -215,7 +218,7 @@ fn bench(c: &mut Criterion) {
     let pc = cluster(points(&catalog, "points_c", n_points));
     let zc = cluster(zones(&catalog, "zones_c", n_zones));
     let session = BlockingSession::new(Arc::clone(&catalog), "geoberg").unwrap();
-    let window = "ST_MakeEnvelope(45, 45, 55, 55)";
+    let window = "ST_MakeEnvelope(36, 36, 44, 44)";
     let queries = |points: &str, zones: &str, qualified: bool| {
         let ns = if qualified { "bench." } else { "" };
         let window = if qualified {
@@ -277,7 +280,8 @@ fn bench(c: &mut Criterion) {
                 .lines()
                 .filter(|l| l.contains("GeobergScanExec"))
                 .map(|l| {
-                    let table = l.split(", ").next().unwrap_or_default().trim();
+                    let l = l.trim_matches(|c: char| c == '|' || c.is_whitespace());
+                    let table = l.split(", ").next().unwrap_or_default();
                     let metric = |name: &str| {
                         l.split([',', '[', ' '])
                             .find_map(|m| m.strip_prefix(&format!("{name}=")))

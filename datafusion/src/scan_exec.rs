@@ -346,6 +346,19 @@ impl DisplayAs for GeobergScanExec {
                 }
                 if let Some(join) = &self.join {
                     write!(f, ", join_bounds={}", join.column)?;
+                    let started = !join
+                        .readers
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .is_empty();
+                    if started {
+                        write!(
+                            f,
+                            " (skipped at run time: {} files, {} row groups)",
+                            join.files_skipped.value(),
+                            join.row_groups_skipped.value()
+                        )?;
+                    }
                 }
                 write!(f, ", partitions={}", self.spec.partitions.len())?;
                 if !s.reasons.is_empty() {

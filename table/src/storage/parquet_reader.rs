@@ -98,8 +98,10 @@ impl ChunkReader for StorageFile {
     }
 }
 
-/// The first fetch of a [`ForwardReader`]: a page header with its statistics fits many times.
-const FIRST_FETCH: usize = 16 * 1024;
+/// The first fetch of a [`ForwardReader`]: a page header with its statistics (min/max values
+/// truncated to 64 bytes by most writers) fits several times; the page itself follows by
+/// `get_bytes`, so whatever this over-reads is read twice.
+const FIRST_FETCH: usize = 1024;
 /// The largest fetch of a [`ForwardReader`]; each fetch doubles the last one up to it, so a
 /// caller that reads far (a whole column chunk) makes few requests.
 const MAX_FETCH: usize = 4 * 1024 * 1024;
