@@ -18,10 +18,12 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use criterion::{Criterion, criterion_group, criterion_main};
 use geoberg_datafusion::BlockingSession;
 use geoberg_table::{
-    Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, SqliteCatalog, Table, TableIdent,
+    Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent,
 };
-use sedona::context::SedonaContext;
-use sedona_geoparquet::provider::GeoParquetReadOptions;
+
+mod common;
+
+use common::{count, sedona_over, temp_catalog};
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -169,50 +171,10 @@ fn cluster(table: Table) -> Table {
         .0
 }
 
-fn count(batches: &[RecordBatch]) -> i64 {
-    let c = arrow::compute::cast(batches[0].column(0), &ArrowType::Int64).unwrap();
-    c.as_any().downcast_ref::<Int64Array>().unwrap().value(0)
-}
-
-/// SedonaDB alone over the data files of `tables`, each registered under its table name.
-fn sedona_direct(tables: &[(&str, &Table)]) -> (tokio::runtime::Runtime, SedonaContext) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let context = runtime.block_on(async {
-        let context = SedonaContext::new_local_interactive().await.unwrap();
-        for (name, table) in tables {
-            let paths: Vec<String> = table
-                .data_files()
-                .unwrap()
-                .iter()
-                .map(|f| f.file_path().to_string())
-                .collect();
-            let frame = context
-                .read_parquet(paths, GeoParquetReadOptions::default())
-                .await
-                .unwrap();
-            context
-                .ctx
-                .register_table(*name, frame.into_view())
-                .unwrap();
-        }
-        context
-    });
-    (runtime, context)
-}
-
 fn bench(c: &mut Criterion) {
     let n_points = env("GEOBERG_JOIN_POINTS", 2_000_000);
     let n_zones = env("GEOBERG_JOIN_ZONES", 100_000);
-    let dir = tempfile::tempdir().unwrap();
-    let catalog: Arc<dyn Catalog> = Arc::new(
-        SqliteCatalog::open(
-            dir.path().join("catalog.db"),
-            "geoberg",
-            dir.path().join("wh"),
-        )
-        .unwrap(),
-    );
-    catalog.create_namespace("bench").unwrap();
+    let (dir, catalog) = temp_catalog("bench");
     let p = points(&catalog, "points", n_points);
     let z = zones(&catalog, "zones", n_zones);
     let pc = cluster(points(&catalog, "points_c", n_points));
@@ -251,7 +213,7 @@ fn bench(c: &mut Criterion) {
         ]
     };
 
-    let (runtime, sedona) = sedona_direct(&[
+    let (runtime, sedona) = sedona_over(&[
         ("points", &p),
         ("zones", &z),
         ("points_c", &pc),

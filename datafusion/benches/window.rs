@@ -15,20 +15,20 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
-use arrow_schema::{DataType as ArrowType, Field, Schema};
+use arrow_array::{Array, BinaryArray, RecordBatch};
+use arrow_schema::{Field, Schema};
 use criterion::{Criterion, criterion_group, criterion_main};
 use geoberg_bench_data::{
     DatasetModel, Distribution, GenerateOptions, GeometryEncoding, RowFormat,
 };
 use geoberg_datafusion::BlockingSession;
 use geoberg_geostats::bbox_of_wkb;
-use geoberg_table::{
-    BBox, Catalog, Column, CreateTable, DataType, SRID_FIELD_METADATA, SqliteCatalog, Table,
-    TableIdent,
-};
+use geoberg_table::{BBox, Column, CreateTable, DataType, SRID_FIELD_METADATA, Table, TableIdent};
 use sedona::context::SedonaContext;
-use sedona_geoparquet::provider::GeoParquetReadOptions;
+
+mod common;
+
+use common::{count, sedona_over, temp_catalog};
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -64,16 +64,7 @@ struct Setup {
 fn setup() -> Setup {
     let rows = env("GEOBERG_BENCH_ROWS", 4_000_000);
     let files = env("GEOBERG_BENCH_FILES", 16).max(1);
-    let dir = tempfile::tempdir().unwrap();
-    let catalog: Arc<dyn Catalog> = Arc::new(
-        SqliteCatalog::open(
-            dir.path().join("catalog.db"),
-            "geoberg",
-            dir.path().join("wh"),
-        )
-        .unwrap(),
-    );
-    catalog.create_namespace("demo").unwrap();
+    let (dir, catalog) = temp_catalog("demo");
     let mut table = CreateTable::new([
         Column::new("id", DataType::Long).required(),
         Column::new("arrival_ts", DataType::Timestamptz).required(),
@@ -183,33 +174,9 @@ fn densest_window(sample: &[(f64, f64)]) -> BBox {
     )
 }
 
-fn count(batches: &[RecordBatch]) -> i64 {
-    let c = arrow::compute::cast(batches[0].column(0), &ArrowType::Int64).unwrap();
-    c.as_any().downcast_ref::<Int64Array>().unwrap().value(0)
-}
-
-/// SedonaDB with nothing of geoberg's: a context of its own over the snapshot's data files,
-/// read as (Geo)Parquet, and the window query against it.
+/// SedonaDB alone over the snapshot's data files, and the window query against it.
 fn sedona_direct(table: &Table, window: BBox) -> (tokio::runtime::Runtime, SedonaContext, String) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let paths: Vec<String> = table
-        .data_files()
-        .unwrap()
-        .iter()
-        .map(|f| f.file_path().to_string())
-        .collect();
-    let context = runtime.block_on(async {
-        let context = SedonaContext::new_local_interactive().await.unwrap();
-        let frame = context
-            .read_parquet(paths, GeoParquetReadOptions::default())
-            .await
-            .unwrap();
-        context
-            .ctx
-            .register_table("points", frame.into_view())
-            .unwrap();
-        context
-    });
+    let (runtime, context) = sedona_over(&[("points", table)]);
     let query = format!(
         "SELECT count(*) FROM points WHERE ST_Intersects(geom, \
          ST_SetSRID(ST_MakeEnvelope({}, {}, {}, {}), 4326))",

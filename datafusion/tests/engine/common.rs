@@ -161,6 +161,24 @@ pub fn ids(batches: &[RecordBatch]) -> Vec<i64> {
     out
 }
 
+/// The `(first column, second column)` pairs of a join's result, as integers, sorted.
+pub fn pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let a = arrow::compute::cast(b.column(0), &ArrowType::Int64).unwrap();
+        let c = arrow::compute::cast(b.column(1), &ArrowType::Int64).unwrap();
+        let a = a.as_any().downcast_ref::<Int64Array>().unwrap();
+        let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
+        out.extend(
+            a.iter()
+                .zip(c.iter())
+                .map(|(a, c)| (a.unwrap(), c.unwrap())),
+        );
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The text of an EXPLAIN [ANALYZE] result (the plan column, joined).
 pub fn plan_text(batches: &[RecordBatch]) -> String {
     let mut out = String::new();

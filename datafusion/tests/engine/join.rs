@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::common::{Row, Warehouse, append_files, create_points, plan_text, wkb_polygon};
+use crate::common::{Row, Warehouse, append_files, create_points, pairs, plan_text, wkb_polygon};
 use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, TableIdent};
@@ -70,23 +70,6 @@ fn make_tables(w: &Warehouse) -> (Vec<Row>, Vec<(i64, [f64; 4])>) {
     .unwrap();
     table.append(&[batch]).unwrap();
     (rows, zones)
-}
-
-fn pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
-    for b in batches {
-        let a = arrow::compute::cast(b.column(0), &ArrowType::Int64).unwrap();
-        let c = arrow::compute::cast(b.column(1), &ArrowType::Int64).unwrap();
-        let a = a.as_any().downcast_ref::<Int64Array>().unwrap();
-        let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
-        out.extend(
-            a.iter()
-                .zip(c.iter())
-                .map(|(a, c)| (a.unwrap(), c.unwrap())),
-        );
-    }
-    out.sort_unstable();
-    out
 }
 
 #[test]

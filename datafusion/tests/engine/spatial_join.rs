@@ -14,7 +14,7 @@ use geoberg_table::{Column, CreateTable, DataType, SRID_FIELD_METADATA, TableIde
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::common::{Row, Warehouse, append_files, create_points, plan_text};
+use crate::common::{Row, Warehouse, append_files, create_points, pairs, plan_text};
 
 /// A deterministic generator, so that a failure is reproducible from its seed.
 struct Lcg(u64);
@@ -103,6 +103,13 @@ fn points(
         .collect()
 }
 
+/// Points as the geometry rows `create` writes.
+fn geometries(rows: &[(i64, Option<Point<f64>>)]) -> Vec<(i64, Option<Geometry<f64>>)> {
+    rows.iter()
+        .map(|(id, p)| (*id, p.map(Geometry::from)))
+        .collect()
+}
+
 fn wkb(g: &Geometry<f64>) -> Vec<u8> {
     let mut out = Vec::new();
     wkb::writer::write_geometry(&mut out, g, &Default::default()).unwrap();
@@ -157,23 +164,6 @@ fn create(
     }
 }
 
-fn pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
-    for b in batches {
-        let a = arrow::compute::cast(b.column(0), &ArrowType::Int64).unwrap();
-        let c = arrow::compute::cast(b.column(1), &ArrowType::Int64).unwrap();
-        let a = a.as_any().downcast_ref::<Int64Array>().unwrap();
-        let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
-        out.extend(
-            a.iter()
-                .zip(c.iter())
-                .map(|(a, c)| (a.unwrap(), c.unwrap())),
-        );
-    }
-    out.sort_unstable();
-    out
-}
-
 fn is_empty(g: &Geometry<f64>) -> bool {
     match g {
         Geometry::Polygon(p) => p.exterior().0.is_empty(),
@@ -213,10 +203,7 @@ fn every_join_predicate_matches_a_brute_force_nested_loop() {
     let w = Warehouse::new();
     let zs = zones(7, 60);
     let ps = points(11, 3000, &zs);
-    let as_geometry: Vec<(i64, Option<Geometry<f64>>)> = ps
-        .iter()
-        .map(|(id, p)| (*id, p.map(Geometry::from)))
-        .collect();
+    let as_geometry = geometries(&ps);
     create(&w, "points", 4326, &as_geometry, 4);
     create(&w, "zones", 4326, &zs, 3);
     let s = w.session();
@@ -350,8 +337,7 @@ fn random_tables_join_like_the_brute_force() {
                 let w = Warehouse::new();
                 let zs = zones(seed, nz);
                 let ps = points(seed + 1, np, &zs);
-                let as_geometry: Vec<(i64, Option<Geometry<f64>>)> =
-                    ps.iter().map(|(id, p)| (*id, p.map(Geometry::from))).collect();
+                let as_geometry = geometries(&ps);
                 create(&w, "points", 4326, &as_geometry, pf);
                 create(&w, "zones", 4326, &zs, zf);
                 let s = w.session();
@@ -373,10 +359,7 @@ fn an_unlabelled_constant_takes_the_columns_crs_outside_where_too() {
     let w = Warehouse::new();
     let zs = zones(9, 10);
     let ps = points(13, 200, &zs);
-    let as_geometry: Vec<(i64, Option<Geometry<f64>>)> = ps
-        .iter()
-        .map(|(id, p)| (*id, p.map(Geometry::from)))
-        .collect();
+    let as_geometry = geometries(&ps);
     create(&w, "points", 4326, &as_geometry, 1);
     create(&w, "zones", 4326, &zs, 1);
     let s = w.session();
@@ -613,10 +596,7 @@ fn an_empty_build_side_reads_no_probe_file_and_outer_joins_prune_nothing() {
     let w = Warehouse::new();
     let zs = zones(31, 10);
     let ps = points(37, 400, &zs);
-    let as_geometry: Vec<(i64, Option<Geometry<f64>>)> = ps
-        .iter()
-        .map(|(id, p)| (*id, p.map(Geometry::from)))
-        .collect();
+    let as_geometry = geometries(&ps);
     create(&w, "points", 4326, &as_geometry, 4);
     create(&w, "zones", 4326, &zs, 1);
     let s = w.session();
