@@ -13,7 +13,7 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 
 use crate::geography_kernels::check_envelope_width;
-use crate::pushdown::SpatialPruning;
+use crate::spatial_pruning::SpatialPruning;
 
 /// The predicates whose every match shares a point with the region.
 const MEETING_PREDICATES: [&str; 5] = [

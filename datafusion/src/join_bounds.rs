@@ -3,68 +3,31 @@
 //! data files of a geoberg table on the probe side (by their Iceberg bounds), and which row
 //! groups of the files kept (by their Parquet geo statistics), can hold a match at all; the
 //! others are never read (`files_skipped_by_join`, `row_groups_skipped_by_join` and
-//! `bytes_skipped_by_join` in `EXPLAIN ANALYZE`). It is a run-time filter, like DataFusion's dynamic filters for hash joins and
-//! TopK, but for space: no plan-time constant exists to prune with, since the zones of "trips
-//! in the zones of one municipality" are known only when the zones have been read.
+//! `bytes_skipped_by_join` in `EXPLAIN ANALYZE`). It is a run-time filter, like DataFusion's
+//! dynamic filters for hash joins and TopK, but for space: no plan-time constant exists to
+//! prune with, since the zones of "trips in the zones of one municipality" are known only when
+//! the zones have been read.
 //!
-//! Three parts:
-//! - [`JoinBoundsPruning`], a physical optimizer rule: for each inner [`SpatialJoinExec`] on a
-//!   spatial relation (`ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, ...) or a
-//!   constant distance (`ST_DWithin(a, b, d)`, `ST_Distance(a, b) < d`) whose probe geometry
-//!   is a column of a [`GeobergScanExec`] (through projections, filters and repartitions,
-//!   SedonaDB's probe shuffle among them),
-//!   it wraps the build side in a [`BuildBoundsExec`] and hands the scan the
-//!   bounds to wait for.
-//! - [`BuildBoundsExec`]: passes the build side's batches through unchanged and records the box
-//!   of every geometry, until each of its partitions has ended.
-//! - [`BuildSideBounds`]: what the two share. The scan consults it when its stream is first
-//!   polled, which the join does only after its build side is complete; a scan that finds the
-//!   bounds incomplete (or unusable: a value whose box could not be read) reads every planned
-//!   file, as it would without the rule. So the rule never changes an answer: a probe row whose
-//!   box meets no build box (expanded by the distance) matches no build row.
-//!
-//! Only inner joins are pruned (an outer join keeps unmatched probe rows); KNN joins are not
-//! (their nearest neighbours may lie anywhere); geography is not (SedonaDB's join operator
-//! declines it, so no [`SpatialJoinExec`] is planned for it).
+//! This module holds what the build and probe sides share: [`BuildSideBounds`], recorded by the
+//! build side and consulted by the scan when its stream is first polled (which the join does
+//! only after its build side is complete), and the row-group pruning the scan applies with
+//! it. A scan that finds the bounds incomplete (or unusable: a value whose box could not be
+//! read) reads every planned file, as it would without pruning. So pruning never changes an
+//! answer: a probe row whose box meets no build box (expanded by the distance) matches no build
+//! row. `join_bounds_rule` puts the two sides in place.
 
 use std::collections::HashSet;
-use std::fmt;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
-use datafusion::common::config::ConfigOptions;
-use datafusion::common::{JoinType, ScalarValue};
 use datafusion::error::Result;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
-use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::{Column, Literal};
-use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::filter::FilterExec;
-use datafusion::physical_plan::projection::ProjectionExec;
-use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
-};
-use futures::Stream;
-use geoberg_geostats::{BBox, bbox_of_wkb};
+use geoberg_geostats::BBox;
 use geoberg_pruning::FileBounds;
 use object_store::ObjectStore;
 use rstar::primitives::Rectangle;
 use rstar::{AABB, Envelope, RTree};
-use sedona_query_planner::probe_shuffle_exec::ProbeShuffleExec;
-use sedona_query_planner::spatial_predicate::SpatialPredicate;
-use sedona_schema::datatypes::{Edges, SedonaType};
-use sedona_spatial_join::exec::SpatialJoinExec;
 
-use crate::scan_exec::GeobergScanExec;
 use crate::scan_plan::{FileSlice, RowGroupSelection, read_footers};
-
 /// Build-side boxes kept one by one at most; past this many only their union prunes (a build
 /// side that large usually covers most of the probe side anyway).
 const MAX_BUILD_BOXES: usize = 1 << 20;
@@ -110,7 +73,18 @@ impl BuildSideBounds {
         self.expand
     }
 
-    fn record(&self, boxes: Vec<[f64; 4]>, unusable: bool) {
+    /// Build partitions the bounds wait for.
+    pub(crate) fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// The index if it was built already (`Some(None)`: the bounds could not be used).
+    pub(crate) fn built(&self) -> Option<Option<Arc<BoundsIndex>>> {
+        self.index.get().cloned()
+    }
+
+    /// Adds build-side boxes; `unusable`: a value's box could not be read (nothing prunes).
+    pub(crate) fn record(&self, boxes: Vec<[f64; 4]>, unusable: bool) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.unusable |= unusable;
         for b in &boxes {
@@ -133,7 +107,8 @@ impl BuildSideBounds {
         }
     }
 
-    fn finish(&self, partition: usize) {
+    /// Marks a build partition as ended.
+    pub(crate) fn finish(&self, partition: usize) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.finished.insert(partition);
     }
@@ -205,302 +180,6 @@ impl BoundsIndex {
     pub fn boxes(&self) -> usize {
         self.boxes
     }
-}
-
-/// The build side of a spatial join, unchanged, recording the box of each value of
-/// `geometry` (an expression over its batches) into [`BuildSideBounds`].
-#[derive(Debug)]
-pub struct BuildBoundsExec {
-    input: Arc<dyn ExecutionPlan>,
-    geometry: Arc<dyn PhysicalExpr>,
-    bounds: Arc<BuildSideBounds>,
-}
-
-impl BuildBoundsExec {
-    /// Records `geometry` of `input`'s batches into `bounds`.
-    pub fn new(
-        input: Arc<dyn ExecutionPlan>,
-        geometry: Arc<dyn PhysicalExpr>,
-        bounds: Arc<BuildSideBounds>,
-    ) -> Self {
-        BuildBoundsExec {
-            input,
-            geometry,
-            bounds,
-        }
-    }
-}
-
-impl DisplayAs for BuildBoundsExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "GeobergBuildBoundsExec: geometry={}", self.geometry)?;
-        if self.bounds.expand > 0.0 {
-            write!(f, ", expanded_by={}", self.bounds.expand)?;
-        }
-        if let Some(Some(index)) = self.bounds.index.get() {
-            write!(f, ", boxes={}", index.boxes)?;
-        }
-        Ok(())
-    }
-}
-
-impl ExecutionPlan for BuildBoundsExec {
-    fn name(&self) -> &str {
-        "GeobergBuildBoundsExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = children.swap_remove(0);
-        // New inputs may have other partitions: new bounds (the scan keeps the old ones and
-        // finds them incomplete, so it prunes nothing rather than wrongly).
-        let partitions = input.output_partitioning().partition_count();
-        let bounds = if partitions == self.bounds.partitions {
-            Arc::clone(&self.bounds)
-        } else {
-            Arc::new(BuildSideBounds::new(partitions, self.bounds.expand))
-        };
-        Ok(Arc::new(BuildBoundsExec {
-            input,
-            geometry: Arc::clone(&self.geometry),
-            bounds,
-        }))
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
-        Ok(Box::pin(RecordingStream {
-            input: self.input.execute(partition, context)?,
-            geometry: Arc::clone(&self.geometry),
-            bounds: Arc::clone(&self.bounds),
-            partition,
-        }))
-    }
-}
-
-struct RecordingStream {
-    input: SendableRecordBatchStream,
-    geometry: Arc<dyn PhysicalExpr>,
-    bounds: Arc<BuildSideBounds>,
-    partition: usize,
-}
-
-impl RecordingStream {
-    fn record(&self, batch: &RecordBatch) {
-        let array = self
-            .geometry
-            .evaluate(batch)
-            .and_then(|v| v.into_array(batch.num_rows()));
-        let Ok(array) = array else {
-            return self.bounds.record(Vec::new(), true);
-        };
-        let mut boxes = Vec::with_capacity(array.len());
-        let mut unusable = false;
-        let mut add = |wkb: Option<&[u8]>| match wkb.map(bbox_of_wkb) {
-            None | Some(Ok(None)) => {}
-            Some(Ok(Some(b))) => boxes.push([b.min_x, b.min_y, b.max_x, b.max_y]),
-            Some(Err(_)) => unusable = true,
-        };
-        match array.data_type() {
-            DataType::Binary => array.as_binary::<i32>().iter().for_each(&mut add),
-            DataType::LargeBinary => array.as_binary::<i64>().iter().for_each(&mut add),
-            DataType::BinaryView => array.as_binary_view().iter().for_each(&mut add),
-            _ => unusable = true,
-        }
-        self.bounds.record(boxes, unusable);
-    }
-}
-
-impl Stream for RecordingStream {
-    type Item = Result<RecordBatch>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let polled = self.input.as_mut().poll_next(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(batch))) => self.record(batch),
-            Poll::Ready(None) => self.bounds.finish(self.partition),
-            // An error ends the query; the bounds stay incomplete.
-            Poll::Ready(Some(Err(_))) | Poll::Pending => {}
-        }
-        polled
-    }
-}
-
-impl RecordBatchStream for RecordingStream {
-    fn schema(&self) -> SchemaRef {
-        self.input.schema()
-    }
-}
-
-/// The physical optimizer rule described in the [module docs](self).
-#[derive(Debug, Default)]
-pub struct JoinBoundsPruning;
-
-impl PhysicalOptimizerRule for JoinBoundsPruning {
-    fn optimize(
-        &self,
-        plan: Arc<dyn ExecutionPlan>,
-        _config: &ConfigOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        rewrite(plan)
-    }
-
-    fn name(&self) -> &str {
-        "geoberg_join_bounds_pruning"
-    }
-
-    fn schema_check(&self) -> bool {
-        true
-    }
-}
-
-fn rewrite(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
-    let children: Vec<Arc<dyn ExecutionPlan>> = plan
-        .children()
-        .into_iter()
-        .map(|c| rewrite(Arc::clone(c)))
-        .collect::<Result<_>>()?;
-    let plan = if children.is_empty() {
-        plan
-    } else {
-        let same = plan
-            .children()
-            .iter()
-            .zip(&children)
-            .all(|(a, b)| Arc::ptr_eq(a, b));
-        if same {
-            plan
-        } else {
-            Arc::clone(&plan).with_new_children(children)?
-        }
-    };
-    match plan.downcast_ref::<SpatialJoinExec>() {
-        Some(join) => Ok(prune_probe_side(&plan, join)?.unwrap_or(plan)),
-        None => Ok(plan),
-    }
-}
-
-/// The join with its build side recording bounds and its probe-side scan pruning on them, or
-/// `None` when the join is not one the rule applies to.
-fn prune_probe_side(
-    plan: &Arc<dyn ExecutionPlan>,
-    join: &SpatialJoinExec,
-) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    if join.join_type != JoinType::Inner {
-        return Ok(None);
-    }
-    let (build_geometry, probe_geometry, expand) = match &join.on {
-        SpatialPredicate::Relation(r) => (&r.left, &r.right, 0.0),
-        SpatialPredicate::Distance(d) => {
-            let Some(distance) = constant_distance(&d.distance) else {
-                return Ok(None);
-            };
-            (&d.left, &d.right, distance)
-        }
-        SpatialPredicate::KNearestNeighbors(_) => return Ok(None),
-    };
-    let Some(column) = probe_geometry.downcast_ref::<Column>() else {
-        return Ok(None);
-    };
-    if !is_planar_geometry(build_geometry, &join.left.schema())
-        || !is_planar_geometry(probe_geometry, &join.right.schema())
-    {
-        return Ok(None);
-    }
-    let partitions = join.left.output_partitioning().partition_count();
-    let bounds = Arc::new(BuildSideBounds::new(partitions, expand));
-    let Some(probe) = attach(&join.right, column.index(), &bounds)? else {
-        return Ok(None);
-    };
-    let build: Arc<dyn ExecutionPlan> = Arc::new(BuildBoundsExec::new(
-        Arc::clone(&join.left),
-        Arc::clone(build_geometry),
-        bounds,
-    ));
-    Ok(Some(
-        Arc::clone(plan).with_new_children(vec![build, probe])?,
-    ))
-}
-
-/// `plan` with the scan that produces its output column `index` pruning on `bounds`, when
-/// the column reaches the scan unchanged through nodes that keep every row's value.
-fn attach(
-    plan: &Arc<dyn ExecutionPlan>,
-    index: usize,
-    bounds: &Arc<BuildSideBounds>,
-) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    if let Some(scan) = plan.downcast_ref::<GeobergScanExec>() {
-        return Ok(scan
-            .with_join_bounds(index, Arc::clone(bounds))
-            .map(|s| Arc::new(s) as Arc<dyn ExecutionPlan>));
-    }
-    let input_index = if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
-        match p.expr().get(index).map(|e| e.expr.downcast_ref::<Column>()) {
-            Some(Some(c)) => c.index(),
-            _ => return Ok(None),
-        }
-    } else if let Some(f) = plan.downcast_ref::<FilterExec>() {
-        match f.projection() {
-            Some(projection) => match projection.get(index) {
-                Some(i) => *i,
-                None => return Ok(None),
-            },
-            None => index,
-        }
-    } else if plan.downcast_ref::<RepartitionExec>().is_some()
-        || plan.downcast_ref::<ProbeShuffleExec>().is_some()
-        || plan.downcast_ref::<CoalescePartitionsExec>().is_some()
-    {
-        index
-    } else {
-        return Ok(None);
-    };
-    let [child] = plan.children()[..] else {
-        return Ok(None);
-    };
-    match attach(child, input_index, bounds)? {
-        Some(child) => Ok(Some(Arc::clone(plan).with_new_children(vec![child])?)),
-        None => Ok(None),
-    }
-}
-
-/// A constant, finite, non-negative distance.
-fn constant_distance(expr: &Arc<dyn PhysicalExpr>) -> Option<f64> {
-    let literal = expr.downcast_ref::<Literal>()?;
-    match literal.value().cast_to(&DataType::Float64).ok()? {
-        ScalarValue::Float64(Some(d)) if d.is_finite() && d >= 0.0 => Some(d),
-        _ => None,
-    }
-}
-
-/// Whether `expr` over `schema` is a geometry with planar edges.
-fn is_planar_geometry(expr: &Arc<dyn PhysicalExpr>, schema: &SchemaRef) -> bool {
-    let Ok(field) = expr.return_field(schema) else {
-        return false;
-    };
-    matches!(
-        SedonaType::from_storage_field(&field),
-        Ok(SedonaType::Wkb(Edges::Planar, _)
-            | SedonaType::WkbLarge(Edges::Planar, _)
-            | SedonaType::WkbView(Edges::Planar, _))
-    )
 }
 
 /// What the build side's boxes pruned of one probe partition.

@@ -4,9 +4,10 @@
 //! rows they change through it (`_file` and `_pos` say which rows to delete), and queries that
 //! name a metadata column read the table through it.
 //!
-//! The rows come from the table crate's scan, file by file (deletes applied, lineage derived
-//! as the spec says), on the files the pushed filters keep; DataFusion applies the filters to
-//! the rows. The version is pinned: a change planned on it commits against it, and the
+//! The files are planned once, by the table crate's file planner on the pushed filters, into
+//! scan tasks (each file with its deleted rows and lineage); each partition reads its tasks
+//! through the table crate's reader (deletes applied, lineage derived as the spec says) without
+//! reading a manifest again. DataFusion applies the filters to the rows. The version is pinned: a change planned on it commits against it, and the
 //! snapshot producer detects concurrent changes to the same files.
 
 use std::fmt;
@@ -28,7 +29,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
 };
 use futures::StreamExt;
-use geoberg_table::{FILE_COLUMN, POS_COLUMN, Table};
+use geoberg_table::{FILE_COLUMN, POS_COLUMN, ScanTask, Table};
 
 use crate::error::table_error;
 use crate::geo_schema::table_arrow_schema;
@@ -108,20 +109,23 @@ impl TableProvider for RowPositionsProvider {
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let pushed = PushedFilters::new(filters, &self.columns);
-        let table = self.table.clone();
-        let files = tokio::task::spawn_blocking(move || choose_files(&table, &pushed))
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))?
-            .map_err(table_error)?
-            .files;
-        self.files_read.fetch_max(files.len(), Ordering::Relaxed);
+        let (table, lineage) = (self.table.clone(), self.lineage);
+        // Planned once: the files, their deletes and lineage; executors read the tasks.
+        let tasks = tokio::task::spawn_blocking(move || {
+            let files = choose_files(&table, &pushed)?.files;
+            row_scan(&table, lineage).tasks_of(files)
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
+        .map_err(table_error)?;
+        self.files_read.fetch_max(tasks.len(), Ordering::Relaxed);
         let n = state
             .config()
             .target_partitions()
-            .clamp(1, files.len().max(1));
+            .clamp(1, tasks.len().max(1));
         let mut partitions = vec![Vec::new(); n];
-        for (i, f) in files.into_iter().enumerate() {
-            partitions[i % n].push(f.path);
+        for (i, task) in tasks.into_iter().enumerate() {
+            partitions[i % n].push(task);
         }
         let schema = match projection {
             Some(p) => Arc::new(self.schema.project(p)?),
@@ -151,7 +155,7 @@ pub(crate) struct RowPositionsExec {
     full_schema: SchemaRef,
     projection: Option<Vec<usize>>,
     schema: SchemaRef,
-    partitions: Vec<Vec<String>>,
+    partitions: Vec<Vec<ScanTask>>,
     lineage: bool,
     properties: Arc<PlanProperties>,
 }
@@ -201,12 +205,12 @@ impl ExecutionPlan for RowPositionsExec {
             self.lineage,
         );
         let stream = futures::stream::iter(files)
-            .then(move |file| {
+            .then(move |task| {
                 let (table, full, projection) =
                     (table.clone(), Arc::clone(&full), projection.clone());
                 async move {
                     tokio::task::spawn_blocking(move || {
-                        read_file(&table, &file, &full, projection.as_deref(), lineage)
+                        read_task(&table, &task, &full, projection.as_deref(), lineage)
                     })
                     .await
                     .map_err(|e| DataFusionError::External(Box::new(e)))?
@@ -225,22 +229,28 @@ impl ExecutionPlan for RowPositionsExec {
     }
 }
 
-/// The live rows of one data file in `full`'s column order (then projected), each column cast
-/// to its type there (the table scan and the engine agree on every type but may differ in
-/// field metadata).
-fn read_file(
+/// The scan whose tasks this provider reads: every column, `_file` and `_pos`, and the row
+/// lineage on format-version 3.
+fn row_scan(table: &Table, lineage: bool) -> geoberg_table::Scan<'_> {
+    table
+        .scan()
+        .with_file_position(true)
+        .with_row_lineage(lineage)
+}
+
+/// The live rows of one planned data file in `full`'s column order (then projected), each
+/// column cast to its type there (the table scan and the engine agree on every type but may
+/// differ in field metadata).
+fn read_task(
     table: &Table,
-    file: &str,
+    task: &ScanTask,
     full: &SchemaRef,
     projection: Option<&[usize]>,
     lineage: bool,
 ) -> Result<Vec<RecordBatch>> {
-    let (batches, _) = table
-        .scan()
-        .files([file])
-        .with_file_position(true)
-        .with_row_lineage(lineage)
-        .execute()
+    let file = task.path();
+    let batches = row_scan(table, lineage)
+        .read_task(task)
         .map_err(table_error)?;
     let wanted: Vec<usize> = match projection {
         Some(p) => p.to_vec(),

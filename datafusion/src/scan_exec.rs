@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::table_error;
 use crate::field_id_adapter::FieldIdAdapterFactory;
 use crate::join_bounds::{BuildSideBounds, JoinPruned, prune_row_groups};
-use crate::pushdown::SpatialPruning;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
+use crate::spatial_pruning::SpatialPruning;
 use datafusion::common::internal_err;
 use datafusion::execution::object_store::ObjectStoreUrl;
 

@@ -1,8 +1,8 @@
-//! Planning a scan in geoberg's terms: which data files (Iceberg bounds, through the table's
-//! cached file index and `files_matching`), which of their row groups (Parquet geo
+//! Planning a scan in geoberg's terms: which data files (the table crate's file planner, on
+//! the pushed filters translated into its `ScanFilter`), which of their row groups (Parquet geo
 //! statistics), and how the work spreads over DataFusion's partitions.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
@@ -12,13 +12,14 @@ use futures::StreamExt;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::BBox;
 use geoberg_pruning::{FileBounds, RowGroupBounds, SpatialFilter, prune_row_groups};
-use geoberg_table::Table;
+use geoberg_table::{ScanFilter, Table};
 use object_store::{ObjectMeta, ObjectStore};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use serde::{Deserialize, Serialize};
 
 use crate::deleted_rows::DeletedRows;
-use crate::pushdown::{PushedFilters, SpatialPruning};
+use crate::pushdown::PushedFilters;
+use crate::spatial_pruning::SpatialPruning;
 use crate::store::object_path;
 
 /// Footers read at once while planning.
@@ -96,119 +97,37 @@ pub(crate) struct FileChoice {
     pub summary: PruningSummary,
 }
 
-/// Chooses the data files of `table`'s current snapshot that may hold a row matching `pushed`.
-/// Blocking (reads manifests): run it off the async threads.
+/// Chooses the data files of `table`'s current snapshot that may hold a row matching `pushed`:
+/// the filters translated into the table crate's [`ScanFilter`], planned by its file planner.
+/// A filter the planner refuses prunes nothing (the reasons say why): the engine applies every
+/// filter to the rows again, so reading more is never wrong. Blocking (reads manifests): run it
+/// off the async threads.
 pub(crate) fn choose_files(
     table: &Table,
     pushed: &PushedFilters,
 ) -> geoberg_table::Result<FileChoice> {
-    let mut reasons = Vec::new();
-    let spatial_columns = pushed.spatial.columns();
-    let indexed = spatial_columns
-        .first()
-        .and_then(|c| table.file_index(c).ok())
-        .map(|index| index.files().entries().to_vec());
-    let files = match indexed {
-        Some(files) => files,
-        None => table.scan().plan()?.files,
+    let (filter, refused) = pushed.scan_filter(table);
+    let mut plan = match table.plan_files(&filter) {
+        Ok(plan) => plan,
+        Err(e) => {
+            let mut plan = table.plan_files(&ScanFilter::Anything)?;
+            plan.reasons = vec![format!("no file skipping on {}: {e}", pushed.spatial)];
+            plan
+        }
     };
-    let n = files.len();
-    let position: HashMap<&str, usize> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
-
-    let mut explained = HashSet::new();
-    let mut leaf =
-        |column: &str, filter: &SpatialFilter| -> geoberg_table::Result<Option<Vec<bool>>> {
-            let index = match table.file_index(column) {
-                Ok(index) => index,
-                Err(e) => {
-                    reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
-                    return Ok(None);
-                }
-            };
-            if explained.insert(column.to_string()) {
-                reasons.extend(index.reasons().iter().cloned());
-            }
-            let plan = match index.plan(filter) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    reasons.push(format!("no spatial file skipping on {column:?}: {e}"));
-                    return Ok(None);
-                }
-            };
-            let entries = index.files().entries();
-            if entries.len() != n
-                || entries
-                    .iter()
-                    .any(|e| !position.contains_key(e.path.as_str()))
-            {
-                reasons.push(format!(
-                    "no spatial file skipping on {column:?}: its file index does not list the \
-                 snapshot's files"
-                ));
-                return Ok(None);
-            }
-            let summary = [plan.read_summary(), plan.skip_summary()];
-            if !summary[0].is_empty() {
-                reasons.push(format!("{column}: files read: {}", summary[0].join(", ")));
-            }
-            if !summary[1].is_empty() {
-                reasons.push(format!(
-                    "{column}: files skipped: {}",
-                    summary[1].join(", ")
-                ));
-            }
-            let mut keep = vec![false; n];
-            for i in plan.read_indices() {
-                keep[position[entries[i].path.as_str()]] = true;
-            }
-            Ok(Some(keep))
-        };
-    let spatial_keep = pushed.spatial.select(n, &mut leaf)?;
-
-    let column_keep = match &pushed.columns {
-        None => vec![true; n],
-        Some(predicate) => match table.files_matching(predicate) {
-            Ok(matching) => {
-                let paths: HashSet<&str> = matching.iter().map(|f| f.file_path()).collect();
-                files
-                    .iter()
-                    .map(|f| paths.contains(f.path.as_str()))
-                    .collect()
-            }
-            Err(e) => {
-                reasons.push(format!("no file skipping on {}: {e}", predicate.to_sql()));
-                vec![true; n]
-            }
-        },
-    };
-    if pushed.spatial.is_anything() && pushed.columns.is_none() {
-        reasons.push("no filter the files' bounds can decide: every file is read".into());
-    }
-
-    let mut summary = PruningSummary {
-        files_total: n,
+    plan.reasons.extend(refused);
+    let summary = PruningSummary {
+        files_total: plan.files_total,
+        files_skipped_spatial: plan.files_skipped_spatial,
+        files_skipped_columns: plan.files_skipped_columns,
+        files_read: plan.files_read(),
+        bytes_total: plan.bytes_total,
+        bytes_read: plan.bytes_read(),
+        reasons: plan.reasons,
         ..PruningSummary::default()
     };
-    let mut kept = Vec::new();
-    for ((file, spatial), column) in files.into_iter().zip(spatial_keep).zip(column_keep) {
-        summary.bytes_total += file.size_in_bytes;
-        match (spatial, column) {
-            (false, _) => summary.files_skipped_spatial += 1,
-            (true, false) => summary.files_skipped_columns += 1,
-            (true, true) => {
-                summary.files_read += 1;
-                summary.bytes_read += file.size_in_bytes;
-                kept.push(file);
-            }
-        }
-    }
-    summary.reasons = reasons;
     Ok(FileChoice {
-        files: kept,
+        files: plan.files,
         summary,
     })
 }

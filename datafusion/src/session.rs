@@ -18,7 +18,7 @@ use crate::catalog::GeobergCatalogProvider;
 use crate::crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate, SPATIAL_PREDICATES};
 use crate::error::{Error, Result};
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
-use crate::join_bounds::JoinBoundsPruning;
+use crate::join_bounds_rule::JoinBoundsPruning;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::scan_exec::GeobergScanExec;

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
+use geoberg_geostats::{BBox, GeoKind, decode_geospatial_bounds};
 use geoberg_pruning::{BoundSources, FileBounds, FileIndex, PrunePlan, SpatialFilter};
-use iceberg::spec::{ManifestContentType, ManifestFile};
+use iceberg::spec::{DataFile, Datum, ManifestContentType, ManifestFile, PrimitiveLiteral};
 
 use crate::bbox_columns::{BBOX_COLUMNS_PROPERTY_PREFIX, BBoxColumns, covers_every_geometry};
 use crate::error::Result;
@@ -288,6 +289,34 @@ fn no_bounds_reason(
          writes none for geometry columns): they are read whatever the window; CREATE SPATIAL \
          INDEX (or any rewrite by geoberg) writes bounds for the files it rewrites"
     )
+}
+
+/// The geometry column's bounding box in a file's manifest entry: the v3 point bounds of the
+/// column, else the double bounds of its bbox columns (under any of the names
+/// `bbox_columns` knows).
+pub(crate) fn file_geometry_bbox(
+    table: &Table,
+    file: &DataFile,
+    field_id: i32,
+    column_type: &ColumnType,
+) -> Option<BBox> {
+    let kind = match column_type {
+        ColumnType::Geography { .. } => GeoKind::Geography,
+        _ => GeoKind::Geometry,
+    };
+    let binary = |d: Option<&Datum>| match d?.literal() {
+        PrimitiveLiteral::Binary(b) => Some(b.clone()),
+        _ => None,
+    };
+    if table.bounds_are_points(field_id)
+        && let (Some(lo), Some(hi)) = (
+            binary(file.lower_bounds().get(&field_id)),
+            binary(file.upper_bounds().get(&field_id)),
+        )
+    {
+        return decode_geospatial_bounds(kind, &lo, &hi).ok();
+    }
+    crate::bbox_columns::file_bbox_from_columns(table, file, field_id)
 }
 
 #[cfg(test)]

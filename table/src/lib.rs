@@ -14,21 +14,30 @@
 //! | [`bridge`], `typestring`, `schema` | geo types in schemas and manifests; column types (every Iceberg type, nested ones with their own field ids) |
 //! | `manifest`, `avro` | manifests and manifest lists: the one reader |
 //! | `data_file` | a Parquet footer → a `data_file` entry, under the metrics modes (`metrics`) |
-//! | `snapshot` | the snapshot producer every operation commits through: manifests, summary, row lineage, metadata, validation, catalog swap and retry |
+//! | `snapshot` | the snapshot producer and the one commit driver every change goes through (snapshots and metadata-only changes): manifests, summary, row lineage, metadata, validation, catalog swap and retry |
 //! | `properties` | every table property geoberg reads, typed |
 //! | `catalog` | the pointer store: SQLite (embedded default), memory |
 //! | `storage` | one seam for every read and write: `object_store`, sync, fault-injectable |
 //! | `create`, `ddl` | creating a table; `SHOW CREATE TABLE` |
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), row-level changes, schema and property changes, bbox-column backfill, maintenance |
-//! | `scan`, `file_index`, `file_filter`, `bbox_columns` | scans, spatial file pruning (on the column's bounds, or on bbox columns under any writer's names), file selection by predicate |
+//! | `scan`, `file_index`, `bbox_columns` | the one scan planner (a [`ScanFilter`] → a [`FilePlan`] → [`ScanTask`]s any reader executes), spatial file pruning (on the column's bounds, or on bbox columns under any writer's names) |
 //! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
 //!
-//! **Where a new operation goes:** one file in `ops/` that implements the crate's
-//! `SnapshotOperation` (which files it adds and removes, and what it validates against
-//! concurrent commits) and calls `commit_with_retry`; the producer does the rest.
+//! **Where a new operation goes:** one file in `ops/` (and a line in its table) that
+//! implements `SnapshotOperation` (which files it adds and removes, and what it validates
+//! against concurrent commits) or, for a change without a snapshot, `MetadataChange` (the next
+//! metadata on the latest version), and hands it to `commit_with_retry` / `commit_metadata`:
+//! the one driver re-applies it after a lost race under `commit.retry.*`.
+//!
+//! **Where a new scan consumer goes:** translate the consumer's condition into a
+//! [`ScanFilter`] (column predicates and spatial relations over one box type), plan once with
+//! [`Table::plan_files`] or [`Scan::plan_tasks`], and read each [`ScanTask`] with
+//! [`Scan::read_task`] wherever the work runs; nothing re-reads the manifests per file. The
+//! table's own scan, the DataFusion scan node and the row-position scan of DELETE, UPDATE and
+//! MERGE all do this.
 //!
 //! ```
 //! use std::{collections::HashMap, sync::Arc};
@@ -105,7 +114,6 @@ mod deletes;
 mod error;
 mod faults;
 mod file_columns;
-mod file_filter;
 mod file_index;
 mod geography_window;
 mod ident;
@@ -177,7 +185,9 @@ pub use properties::{
     TARGET_FILE_SIZE_PROPERTY, TableProperties, UPDATE_MODE_PROPERTY,
 };
 pub use row_filter::RowFilter;
-pub use scan::{FILE_COLUMN, POS_COLUMN, Scan, ScanExplain, ScanPlan};
+pub use scan::{
+    FILE_COLUMN, FilePlan, POS_COLUMN, Scan, ScanExplain, ScanFilter, ScanPlan, ScanTask,
+};
 pub use schema::{BBOX_COLUMN_NAMES, Column, DataType, PartitionField};
 pub use snapshot::PendingCommit;
 pub use spatial_index::{HILBERT_CELL_SUFFIX, HilbertCell, SpatialIndex};

@@ -23,8 +23,8 @@ use geoberg_sql::{CompareOp, Literal, Predicate, SpatialFilter, SpatialRelation}
 use iceberg::spec::{Datum, PrimitiveLiteral, PrimitiveType};
 
 use crate::error::{Error, Result};
-use crate::file_filter::datum;
 use crate::geography_window::{GeographyWindow, wrapping_envelope_on_planar_column};
+use crate::scan::datum;
 
 type Matcher = dyn Fn(&RecordBatch) -> Result<BooleanArray> + Send + Sync;
 

@@ -240,9 +240,23 @@ fn expected_outcome(
     if !moved {
         return Outcome::Ok;
     }
+    let stale_snapshot_gone = || {
+        let list = before
+            .metadata()
+            .current_snapshot()
+            .unwrap()
+            .manifest_list();
+        !path_of(list).exists()
+    };
     if victim == Op::Expire {
-        // An expiry is staged against one version and never re-applied.
-        return Outcome::Retryable;
+        // An expiry goes through the one commit driver: re-applied on newer metadata (no
+        // intruder points a branch or tag at what it expires), unless its stale handle's own
+        // snapshot was expired before it started: it cannot read what it keeps, and reloading
+        // is the fix.
+        if point == Point::Stale && stale_snapshot_gone() {
+            return Outcome::Retryable;
+        }
+        return Outcome::Ok;
     }
     if victim == Op::Append {
         // An append never conflicts: it is re-applied on newer metadata, up to
@@ -253,12 +267,7 @@ fn expected_outcome(
         return Outcome::Ok;
     }
     if point == Point::Stale {
-        let list = before
-            .metadata()
-            .current_snapshot()
-            .unwrap()
-            .manifest_list();
-        if !path_of(list).exists() {
+        if stale_snapshot_gone() {
             // Its snapshot was expired: planning cannot read it, reloading is the fix.
             return Outcome::Retryable;
         }
@@ -550,7 +559,7 @@ fn rewrite_of_appended_files_races_everything() {
 }
 
 #[test]
-fn expire_loses_to_any_commit_and_deletes_nothing_in_use() {
+fn expire_is_reapplied_over_any_commit_and_deletes_nothing_in_use() {
     every_interleaving(Op::Expire);
 }
 

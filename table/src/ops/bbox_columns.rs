@@ -32,11 +32,11 @@ use crate::bbox_columns::{
 };
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
-use crate::file_filter::{combined_filter, select_files};
 use crate::lineage::live_file_lineage;
 use crate::metrics::METRICS_COLUMN_PREFIX;
 use crate::ops::row_delta::{RowDeltaOp, labelled};
 use crate::properties::BBOX_SOURCE_PROPERTY;
+use crate::scan::{ScanFilter, combined_predicate};
 use crate::schema::{BBOX_COLUMN_NAMES, Column, DataType, quote_name};
 use crate::snapshot::{CommitFailure, ReadSet, commit_with_retry};
 use crate::sort_order::row_order;
@@ -457,12 +457,12 @@ impl<'a> BBoxBackfill<'a> {
             field_id(&names[2])?,
             field_id(&names[3])?,
         ];
-        let filter = combined_filter(self.filter.as_ref(), self.filter_sql.as_deref())?;
+        let filter = combined_predicate(self.filter.as_ref(), self.filter_sql.as_deref())?;
 
         // Partitions of the selected files, each with its unfilled files.
         let files = before.data_files()?;
         let selected = match &filter {
-            Some(p) => select_files(before, &files, p)?,
+            Some(p) => before.select_data_files(&files, &ScanFilter::from_predicate(before, p)?)?,
             None => vec![true; files.len()],
         };
         let mut partitions: BTreeMap<String, Vec<DataFile>> = BTreeMap::new();

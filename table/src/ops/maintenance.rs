@@ -6,9 +6,10 @@ use std::time::SystemTime;
 
 use iceberg::spec::{ManifestFile, TableMetadata, TableMetadataBuilder};
 
+use crate::bridge::GeoFields;
 use crate::error::{Error, Result};
 use crate::manifest::{read_entries, read_manifest_list};
-use crate::snapshot::PendingCommit;
+use crate::snapshot::{MetadataChange, commit_metadata};
 use crate::storage::{Storage, parse_location};
 use crate::table::Table;
 
@@ -175,18 +176,7 @@ impl Table {
         doomed.extend(manifest_paths.into_iter().map(|p| (p, Doomed::Manifest)));
         doomed.extend(expired_lists.into_iter().map(|p| (p, Doomed::ManifestList)));
 
-        let mut builder = TableMetadataBuilder::new_from_metadata(
-            metadata.clone(),
-            Some(self.metadata_location().to_owned()),
-        )
-        .remove_snapshots(&expired);
-        for id in &expired {
-            builder = builder
-                .remove_statistics(*id)
-                .remove_partition_statistics(*id);
-        }
-        let next = builder.build()?.metadata;
-        let table = PendingCommit::stage(self, next)?.commit()?;
+        let table = commit_metadata(self, &ExpireChange { expired: &expired })?;
 
         let mut report = ExpireReport {
             expired_snapshots: expired,
@@ -322,6 +312,49 @@ fn file_key(location: &str) -> (String, String) {
 }
 
 /// Snapshot ids that branches and tags point to (`refs` is not exposed by `iceberg`).
+/// Snapshots leaving the metadata, as the commit driver applies them: on the latest metadata,
+/// unless a branch or tag (the current snapshot included) now points at one of them.
+struct ExpireChange<'e> {
+    expired: &'e [i64],
+}
+
+impl MetadataChange for ExpireChange<'_> {
+    fn reapplies_on(&self, current: &Table) -> bool {
+        let md = current.metadata();
+        let mut kept = ref_snapshot_ids(md).unwrap_or_default();
+        kept.extend(md.current_snapshot_id());
+        !self.expired.iter().any(|id| kept.contains(id))
+    }
+
+    fn apply(&self, current: &Table) -> Result<Option<(TableMetadata, GeoFields)>> {
+        let md = current.metadata();
+        // A concurrent expiry may have removed some already.
+        let expired: Vec<i64> = self
+            .expired
+            .iter()
+            .copied()
+            .filter(|id| md.snapshot_by_id(*id).is_some())
+            .collect();
+        if expired.is_empty() {
+            return Ok(None);
+        }
+        let mut builder = TableMetadataBuilder::new_from_metadata(
+            md.clone(),
+            Some(current.metadata_location().to_owned()),
+        )
+        .remove_snapshots(&expired);
+        for id in &expired {
+            builder = builder
+                .remove_statistics(*id)
+                .remove_partition_statistics(*id);
+        }
+        Ok(Some((
+            builder.build()?.metadata,
+            current.geo_fields().clone(),
+        )))
+    }
+}
+
 fn ref_snapshot_ids(metadata: &TableMetadata) -> Result<HashSet<i64>> {
     let doc = serde_json::to_value(metadata)
         .map_err(|e| Error::corrupt("<table metadata>", e.to_string()))?;

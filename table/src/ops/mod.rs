@@ -1,6 +1,7 @@
 //! Table operations, one file each, every one a builder or method on [`crate::Table`] that
-//! commits through the snapshot producer ([`crate::snapshot`]): a new operation is one more
-//! file here.
+//! commits through the one commit driver ([`crate::snapshot`]): a snapshot operation through
+//! the snapshot producer, a metadata-only change as a `MetadataChange`. A new operation is one
+//! more file here.
 //!
 //! | file | operation | snapshot |
 //! |---|---|---|

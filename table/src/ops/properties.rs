@@ -8,16 +8,16 @@
 //! Lost races are retried under `commit.retry.*`, re-applying the change on the newer metadata.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Instant;
 
-use iceberg::spec::{FormatVersion, TableMetadataBuilder};
+use iceberg::spec::{FormatVersion, TableMetadata, TableMetadataBuilder};
 
+use crate::bridge::GeoFields;
 use crate::error::{Error, Result};
 use crate::metrics::METRICS_COLUMN_PREFIX;
 use crate::properties::{
     HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, SORT_ORDER_PROPERTY, TableProperties,
 };
-use crate::snapshot::PendingCommit;
+use crate::snapshot::{MetadataChange, commit_metadata};
 use crate::table::Table;
 
 /// The property Iceberg reads the format version from; set in metadata, never stored.
@@ -100,54 +100,37 @@ impl Table {
         })
     }
 
-    /// Applies `change` on the latest metadata and commits it, retrying lost races under the
-    /// table's `commit.retry.*` (the defaults when those do not parse: they may be what is being
-    /// fixed).
+    /// Commits `change` through the commit driver, which re-applies it on the latest metadata
+    /// after a lost race.
     fn change_properties(&self, change: &PropertyChange) -> Result<Table> {
-        let retry = self
-            .properties()
-            .map(|p| p.commit_retry)
-            .unwrap_or_default();
-        let started = Instant::now();
-        let mut current = self.clone();
-        let mut attempt = 0;
-        loop {
-            let Some(next) = change.apply(&current)? else {
-                return Ok(current);
-            };
-            let sort_order_changed = next.set.contains_key(SORT_ORDER_PROPERTY)
-                || next.removed.iter().any(|k| k == SORT_ORDER_PROPERTY);
-            let sort_order = next.set.get(SORT_ORDER_PROPERTY).cloned();
-            let mut builder = TableMetadataBuilder::new_from_metadata(
-                current.metadata().clone(),
-                Some(current.metadata_location().to_owned()),
-            )
-            .remove_properties(&next.removed)?
-            .set_properties(next.set)?;
-            // Iceberg readers see a column `write.sort-order` as the table's sort order.
-            if sort_order_changed {
-                builder = crate::sort_order::with_default_sort_order(
-                    builder,
-                    current.metadata().current_schema(),
-                    sort_order.as_deref(),
-                )?;
-            }
-            let metadata = builder.build()?.metadata;
-            match PendingCommit::stage(&current, metadata)?.commit() {
-                Ok(table) => return Ok(table),
-                Err(e @ Error::CommitConflict { .. }) => {
-                    attempt += 1;
-                    let wait = retry.backoff(attempt);
-                    if attempt > retry.num_retries || started.elapsed() + wait > retry.total_timeout
-                    {
-                        return Err(e);
-                    }
-                    std::thread::sleep(wait);
-                    current = current.refresh()?;
-                }
-                Err(e) => return Err(e),
-            }
+        commit_metadata(self, change)
+    }
+}
+
+impl MetadataChange for PropertyChange {
+    fn apply(&self, current: &Table) -> Result<Option<(TableMetadata, GeoFields)>> {
+        let Some(next) = self.decide(current)? else {
+            return Ok(None);
+        };
+        let sort_order_changed = next.set.contains_key(SORT_ORDER_PROPERTY)
+            || next.removed.iter().any(|k| k == SORT_ORDER_PROPERTY);
+        let sort_order = next.set.get(SORT_ORDER_PROPERTY).cloned();
+        let mut builder = TableMetadataBuilder::new_from_metadata(
+            current.metadata().clone(),
+            Some(current.metadata_location().to_owned()),
+        )
+        .remove_properties(&next.removed)?
+        .set_properties(next.set)?;
+        // Iceberg readers see a column `write.sort-order` as the table's sort order.
+        if sort_order_changed {
+            builder = crate::sort_order::with_default_sort_order(
+                builder,
+                current.metadata().current_schema(),
+                sort_order.as_deref(),
+            )?;
         }
+        let metadata = builder.build()?.metadata;
+        Ok(Some((metadata, current.geo_fields().clone())))
     }
 }
 
@@ -159,7 +142,7 @@ struct Applied {
 
 impl PropertyChange {
     /// The change on `table`'s metadata, validated; `None` when it changes nothing.
-    fn apply(&self, table: &Table) -> Result<Option<Applied>> {
+    fn decide(&self, table: &Table) -> Result<Option<Applied>> {
         let current = table.metadata().properties();
         let mut set = HashMap::new();
         for (key, value) in &self.set {

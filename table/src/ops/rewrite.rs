@@ -27,10 +27,11 @@ use iceberg::spec::{DataFile, Operation, Struct};
 use crate::data_file::{WrittenFile, data_file_entry};
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
-use crate::file_filter::{combined_filter, file_geometry_bbox, select_files};
+use crate::file_index::file_geometry_bbox;
 use crate::lineage::live_file_lineage;
 use crate::metrics::MetricsConfig;
 use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
+use crate::scan::{ScanFilter, combined_predicate};
 use crate::snapshot::{
     CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
 };
@@ -364,11 +365,11 @@ impl<'a> Rewrite<'a> {
         let (index, order) = self.resolve_order()?;
         let geo = table.geo_column(&index.column)?;
         let options = self.parse_options()?;
-        let filter = combined_filter(self.filter.as_ref(), self.filter_sql.as_deref())?;
+        let filter = combined_predicate(self.filter.as_ref(), self.filter_sql.as_deref())?;
 
         let files = table.data_files()?;
         let selected = match &filter {
-            Some(p) => select_files(table, &files, p)?,
+            Some(p) => table.select_data_files(&files, &ScanFilter::from_predicate(table, p)?)?,
             None => vec![true; files.len()],
         };
         let mut inputs = Vec::new();

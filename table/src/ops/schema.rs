@@ -17,10 +17,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
 
 use geoberg_crs::validate_declaration;
-use iceberg::spec::{NestedField, NestedFieldRef, Schema, TableMetadataBuilder};
+use iceberg::spec::{NestedField, NestedFieldRef, Schema, TableMetadata, TableMetadataBuilder};
 
 use crate::bbox_columns::BBOX_COLUMNS_PROPERTY_PREFIX;
 use crate::bridge::GeoFields;
@@ -31,7 +30,7 @@ use crate::properties::{
     SPATIAL_INDEX_PROPERTY_PREFIX, TableProperties,
 };
 use crate::schema::{Column, DataType};
-use crate::snapshot::{PendingCommit, next_metadata_location};
+use crate::snapshot::{MetadataChange, commit_metadata};
 use crate::table::Table;
 
 /// Where [`UpdateSchema::add_column`] places a new top-level column.
@@ -147,49 +146,40 @@ impl<'a> UpdateSchema<'a> {
         if self.changes.is_empty() {
             return Ok(self.table.clone());
         }
-        let retry = self
-            .table
-            .properties()
-            .map(|p| p.commit_retry)
-            .unwrap_or_default();
-        let base_schema = self.table.metadata().current_schema_id();
-        let started = Instant::now();
-        let mut current = self.table.clone();
-        let mut attempt = 0;
-        loop {
-            let evolved = Evolution::apply(&current, &self.changes)?;
-            let mut builder = TableMetadataBuilder::new_from_metadata(
-                current.metadata().clone(),
-                Some(current.metadata_location().to_owned()),
-            )
-            .add_current_schema(evolved.schema)?;
-            if !evolved.removed.is_empty() {
-                builder = builder.remove_properties(&evolved.removed)?;
-            }
-            if !evolved.set.is_empty() {
-                builder = builder.set_properties(evolved.set)?;
-            }
-            let metadata = builder.build()?.metadata;
-            let location = next_metadata_location(&current, &metadata);
-            let staged = PendingCommit::stage_with_geo(&current, metadata, location, evolved.geo)?;
-            match staged.commit() {
-                Ok(table) => return Ok(table),
-                Err(e @ Error::CommitConflict { .. }) => {
-                    attempt += 1;
-                    let wait = retry.backoff(attempt);
-                    if attempt > retry.num_retries || started.elapsed() + wait > retry.total_timeout
-                    {
-                        return Err(e);
-                    }
-                    std::thread::sleep(wait);
-                    current = current.refresh()?;
-                    if current.metadata().current_schema_id() != base_schema {
-                        return Err(e);
-                    }
-                }
-                Err(e) => return Err(e),
-            }
+        let change = SchemaCommit {
+            changes: &self.changes,
+            base_schema: self.table.metadata().current_schema_id(),
+        };
+        commit_metadata(self.table, &change)
+    }
+}
+
+/// The changes as the commit driver applies them: on the latest metadata, as long as its
+/// schema is still the one they were decided on.
+struct SchemaCommit<'c> {
+    changes: &'c [SchemaChange],
+    base_schema: i32,
+}
+
+impl MetadataChange for SchemaCommit<'_> {
+    fn reapplies_on(&self, current: &Table) -> bool {
+        current.metadata().current_schema_id() == self.base_schema
+    }
+
+    fn apply(&self, current: &Table) -> Result<Option<(TableMetadata, GeoFields)>> {
+        let evolved = Evolution::apply(current, self.changes)?;
+        let mut builder = TableMetadataBuilder::new_from_metadata(
+            current.metadata().clone(),
+            Some(current.metadata_location().to_owned()),
+        )
+        .add_current_schema(evolved.schema)?;
+        if !evolved.removed.is_empty() {
+            builder = builder.remove_properties(&evolved.removed)?;
         }
+        if !evolved.set.is_empty() {
+            builder = builder.set_properties(evolved.set)?;
+        }
+        Ok(Some((builder.build()?.metadata, evolved.geo)))
     }
 }
 

@@ -225,14 +225,10 @@ impl Table {
     /// Reads every value of `column` (and where it lives) and counts SRIDs against `srid`.
     fn srid_census(&self, column: &str, srid: i32) -> Result<Census> {
         let mut census = Census::default();
-        for file in self.data_files()? {
-            let (batches, _) = self
-                .scan()
-                .files([file.file_path()])
-                .select([column])
-                .with_file_position(true)
-                .execute()?;
-            for b in &batches {
+        // Planned once; read one file at a time.
+        let scan = self.scan().select([column]).with_file_position(true);
+        for task in scan.plan_tasks()?.0 {
+            for b in &scan.read_task(&task)? {
                 census.rows += b.num_rows() as u64;
                 let values = b
                     .column_by_name(column)
@@ -257,7 +253,7 @@ impl Table {
                         Error::MalformedGeometry {
                             table: self.ident().to_string(),
                             column: column.to_string(),
-                            file: file.file_path().to_string(),
+                            file: task.path().to_string(),
                             position: positions.map_or(row as i64, |p| p.value(row)),
                             reason: e.to_string(),
                         }
@@ -278,8 +274,9 @@ impl Table {
     fn copy_into(&self, new: &Table, column: &str, srid: i32) -> Result<(Table, u64)> {
         let mut written: Vec<DataFile> = Vec::new();
         let result = (|| {
-            for file in self.data_files()? {
-                let (batches, _) = self.scan().files([file.file_path()]).execute()?;
+            let scan = self.scan();
+            for task in scan.plan_tasks()?.0 {
+                let batches = scan.read_task(&task)?;
                 let labelled: Vec<RecordBatch> = batches
                     .iter()
                     .filter(|b| b.num_rows() > 0)

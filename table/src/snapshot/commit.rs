@@ -33,12 +33,6 @@ pub struct PendingCommit {
 }
 
 impl PendingCommit {
-    /// Writes `metadata` as the next metadata version of `base`, not yet visible.
-    pub(crate) fn stage(base: &Table, metadata: TableMetadata) -> Result<PendingCommit> {
-        let location = next_metadata_location(base, &metadata);
-        PendingCommit::stage_at(base, metadata, location)
-    }
-
     /// Writes `metadata` at `location` as the next version of `base`, not yet visible.
     pub(crate) fn stage_at(
         base: &Table,
@@ -142,12 +136,101 @@ pub(crate) trait SnapshotOperation {
     fn apply(&self, producer: &mut SnapshotProducer<'_>) -> Result<()>;
 }
 
+/// A change that writes the next metadata version without adding a snapshot (properties, a
+/// schema, expired snapshots): what [`commit_with_retry`] re-decides on newer metadata after
+/// losing a race.
+pub(crate) trait MetadataChange {
+    /// Whether the change, decided on an older version, may be re-applied on `current` (the
+    /// latest metadata after a lost race); `false` ends the commit with the conflict.
+    fn reapplies_on(&self, _current: &Table) -> bool {
+        true
+    }
+
+    /// The change applied on `current`: the next metadata and its geo fields, validated;
+    /// `None` when it changes nothing there.
+    fn apply(&self, current: &Table) -> Result<Option<(TableMetadata, GeoFields)>>;
+}
+
+/// Anything [`commit_with_retry`] commits: a [`SnapshotOperation`] or a [`MetadataChange`]
+/// (wrapped in [`ChangeMetadata`]).
+pub(crate) trait CommitAction {
+    /// Checks the action still holds on `current`: a retryable error reloads the metadata and
+    /// tries again; any other ends the commit.
+    fn validate(&self, current: &Table) -> Result<()>;
+
+    /// Whether, after losing a race, the action may be re-applied on `current` at all.
+    fn reapplies_on(&self, current: &Table) -> bool;
+
+    /// Writes the next metadata version of `current`, not yet visible; `None` when the action
+    /// changes nothing on it. On error, the files this attempt wrote are gone.
+    fn stage(&self, current: &Table) -> Result<Option<Staged>>;
+}
+
+/// One attempt's staged version: the commit, every file it wrote (metadata included) and the
+/// snapshot it adds, if any.
+pub(crate) struct Staged {
+    pending: PendingCommit,
+    written: Vec<String>,
+    snapshot_id: Option<i64>,
+}
+
+impl<T: SnapshotOperation + ?Sized> CommitAction for T {
+    fn validate(&self, current: &Table) -> Result<()> {
+        SnapshotOperation::validate(self, current)
+    }
+
+    fn reapplies_on(&self, _current: &Table) -> bool {
+        true
+    }
+
+    fn stage(&self, current: &Table) -> Result<Option<Staged>> {
+        let mut producer = SnapshotProducer::new(current, self.operation());
+        match self.apply(&mut producer).and_then(|()| producer.stage()) {
+            Ok(pending) => Ok(Some(Staged {
+                pending,
+                written: producer.written().to_vec(),
+                snapshot_id: Some(producer.snapshot_id()),
+            })),
+            Err(e) => {
+                discard(current, producer.written());
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A [`MetadataChange`] as a [`CommitAction`].
+pub(crate) struct ChangeMetadata<'a, C: MetadataChange + ?Sized>(pub(crate) &'a C);
+
+impl<C: MetadataChange + ?Sized> CommitAction for ChangeMetadata<'_, C> {
+    fn validate(&self, _current: &Table) -> Result<()> {
+        Ok(())
+    }
+
+    fn reapplies_on(&self, current: &Table) -> bool {
+        self.0.reapplies_on(current)
+    }
+
+    fn stage(&self, current: &Table) -> Result<Option<Staged>> {
+        let Some((metadata, geo)) = self.0.apply(current)? else {
+            return Ok(None);
+        };
+        let location = next_metadata_location(current, &metadata);
+        let pending = PendingCommit::stage_with_geo(current, metadata, location.clone(), geo)?;
+        Ok(Some(Staged {
+            pending,
+            written: vec![location],
+            snapshot_id: None,
+        }))
+    }
+}
+
 /// Why a commit did not happen, split by what the caller may clean up.
 #[derive(Debug)]
 pub(crate) enum CommitFailure {
     /// Nothing was committed: the operation's own files (its data files) may be deleted.
     Definite(Error),
-    /// The catalog may or may not hold the new snapshot: every file must stay.
+    /// The catalog may or may not hold the new version: every file must stay.
     Unknown(Error),
 }
 
@@ -159,21 +242,28 @@ impl CommitFailure {
     }
 }
 
-/// Validates, stages and commits `op` on `base`, re-applying it on newer metadata when another
-/// writer committed first, under the table's `commit.retry.*` properties.
-pub(crate) fn commit_with_retry(
+/// Commits a [`MetadataChange`] through [`commit_with_retry`]; the table as it was when the
+/// change changes nothing.
+pub(crate) fn commit_metadata(base: &Table, change: &impl MetadataChange) -> Result<Table> {
+    commit_with_retry(base, &ChangeMetadata(change)).map_err(CommitFailure::into_error)
+}
+
+/// The one commit driver: validates, stages and swaps `action` on `base`, re-applying it on
+/// newer metadata when another writer committed first, under the table's `commit.retry.*`
+/// properties (the defaults when those do not parse: they may be what is being fixed).
+pub(crate) fn commit_with_retry<A: CommitAction + ?Sized>(
     base: &Table,
-    op: &dyn SnapshotOperation,
+    action: &A,
 ) -> std::result::Result<Table, CommitFailure> {
     let retry = base
         .properties()
-        .map_err(CommitFailure::Definite)?
-        .commit_retry;
+        .map(|p| p.commit_retry)
+        .unwrap_or_default();
     let started = Instant::now();
     let mut current = base.clone();
-    // Snapshots of attempts whose swap outcome was unknown: if one shows up in the history,
-    // that attempt committed.
-    let mut uncertain: HashSet<i64> = HashSet::new();
+    // Attempts whose swap outcome was unknown, by the snapshot they add and their metadata
+    // location: if one shows up in the history, that attempt committed.
+    let mut uncertain = Uncertain::default();
     let mut last_error = None;
     for attempt in 0..=retry.num_retries {
         if attempt > 0 {
@@ -181,42 +271,37 @@ pub(crate) fn commit_with_retry(
                 break;
             }
             std::thread::sleep(retry.backoff(attempt));
-            current = base.refresh().map_err(|e| match uncertain.is_empty() {
-                true => CommitFailure::Definite(e),
-                false => CommitFailure::Unknown(e),
-            })?;
-            if current
-                .metadata()
-                .snapshots()
-                .any(|s| uncertain.contains(&s.snapshot_id()))
-            {
+            current = base.refresh().map_err(|e| uncertain.failure(e))?;
+            if uncertain.landed_in(&current) {
                 return Ok(current);
+            }
+            if !action.reapplies_on(&current) {
+                break;
             }
         }
         // A retryable error here is a base that moved on and whose snapshot was expired:
         // re-applying on the reloaded metadata is the fix, as for a lost swap.
-        if let Err(e) = op.validate(&current) {
+        if let Err(e) = action.validate(&current) {
             if e.is_retryable() && attempt < retry.num_retries {
                 last_error = Some(e);
                 continue;
             }
-            return Err(definite_unless(e, &uncertain));
+            return Err(uncertain.failure(e));
         }
-        let mut producer = SnapshotProducer::new(&current, op.operation());
-        let staged = op.apply(&mut producer).and_then(|()| producer.stage());
-        let pending = match staged {
-            Ok(p) => p,
-            Err(e) => {
-                discard(&current, producer.written());
-                if e.is_retryable() && attempt < retry.num_retries {
-                    last_error = Some(e);
-                    continue;
-                }
-                return Err(definite_unless(e, &uncertain));
+        let staged = match action.stage(&current) {
+            Ok(Some(staged)) => staged,
+            Ok(None) => return Ok(current),
+            Err(e) if e.is_retryable() && attempt < retry.num_retries => {
+                last_error = Some(e);
+                continue;
             }
+            Err(e) => return Err(uncertain.failure(e)),
         };
-        let written = producer.written().to_vec();
-        let snapshot_id = producer.snapshot_id();
+        let Staged {
+            pending,
+            written,
+            snapshot_id,
+        } = staged;
         match pending.swap() {
             Ok(table) => return Ok(table),
             Err((e @ Error::CommitConflict { .. }, _)) => {
@@ -228,7 +313,8 @@ pub(crate) fn commit_with_retry(
                 match pending.landed() {
                     Some(true) => return Ok(pending.into_table()),
                     Some(false) => {
-                        uncertain.insert(snapshot_id);
+                        uncertain.snapshots.extend(snapshot_id);
+                        uncertain.locations.push(pending.location.clone());
                         last_error = Some(e);
                     }
                     None => return Err(CommitFailure::Unknown(e)),
@@ -241,15 +327,36 @@ pub(crate) fn commit_with_retry(
         expected: base.metadata_location().to_string(),
         found: "<unknown>".into(),
     });
-    Err(definite_unless(e, &uncertain))
+    Err(uncertain.failure(e))
 }
 
-/// A failure is definite unless an attempt's swap outcome is still unknown.
-fn definite_unless(e: Error, uncertain: &HashSet<i64>) -> CommitFailure {
-    if uncertain.is_empty() {
-        CommitFailure::Definite(e)
-    } else {
-        CommitFailure::Unknown(e)
+/// Attempts whose catalog swap may still land.
+#[derive(Default)]
+struct Uncertain {
+    snapshots: HashSet<i64>,
+    locations: Vec<String>,
+}
+
+impl Uncertain {
+    /// Whether `current` holds one of the attempts: its snapshot in the history, or its
+    /// metadata file as the current one or in the metadata log.
+    fn landed_in(&self, current: &Table) -> bool {
+        let md = current.metadata();
+        md.snapshots()
+            .any(|s| self.snapshots.contains(&s.snapshot_id()))
+            || self.locations.iter().any(|l| {
+                l == current.metadata_location()
+                    || md.metadata_log().iter().any(|m| &m.metadata_file == l)
+            })
+    }
+
+    /// A failure is definite unless an attempt's swap outcome is still unknown.
+    fn failure(&self, e: Error) -> CommitFailure {
+        if self.locations.is_empty() {
+            CommitFailure::Definite(e)
+        } else {
+            CommitFailure::Unknown(e)
+        }
     }
 }
 

@@ -2,9 +2,11 @@
 //! commits through it. An operation says which files it adds and which it removes; the producer
 //! writes the new manifests, rewrites the manifests that list a removed file, builds the
 //! summary, assigns v3 row ids through the manifest list, writes the next metadata file and
-//! hands back a [`PendingCommit`]. [`commit_with_retry`] drives an operation to a committed
-//! snapshot: validation against what others committed meanwhile, the catalog swap, and
-//! Iceberg's jittered backoff when another writer won the race.
+//! hands back a [`PendingCommit`]. [`commit_with_retry`] is the one commit driver: it takes a
+//! snapshot operation or a metadata-only change (properties, schema, expired snapshots: a
+//! [`MetadataChange`]) to a committed version: validation against what others committed
+//! meanwhile, the catalog swap, and Iceberg's jittered backoff (`commit.retry.*`) when another
+//! writer won the race.
 //!
 //! The shape is iceberg-rust's `transaction/snapshot.rs` (`SnapshotProducer`,
 //! `SnapshotProduceOperation`), which an external crate cannot extend (its actions are
@@ -26,7 +28,7 @@ use iceberg::spec::{
 
 pub use commit::PendingCommit;
 pub(crate) use commit::{
-    CommitFailure, SnapshotOperation, commit_with_retry, next_metadata_location,
+    CommitFailure, MetadataChange, SnapshotOperation, commit_metadata, commit_with_retry,
 };
 use summary::SummaryBuilder;
 pub(crate) use validation::{ReadSet, validate_since};

@@ -1,10 +1,20 @@
-//! Scan: spatial window → file pruning on the manifest bounds (`pruning`'s file index) →
-//! row-group pruning on Parquet geo statistics → Arrow batches, optionally refined row by row.
+//! Scan: a [`ScanFilter`] (a spatial window, column conditions) → the one file planner
+//! (`planner`: the manifest bounds through `pruning`'s file index, the column statistics) →
+//! [`ScanTask`]s (a file with its deletes and lineage) → row-group pruning on Parquet geo
+//! statistics → Arrow batches, optionally refined row by row.
+//!
+//! A new scan consumer plans once ([`Scan::plan_tasks`]) and reads each task where it likes
+//! ([`Scan::read_task`]): the engine's row-position scan spreads the tasks over its partitions.
 //!
 //! On a geography column the window is the region on the sphere its box means (the polygon
 //! through its corners with great-circle edges; see `geography_window`): files and row groups
 //! are pruned against that region's spherical bounds, and rows are refined with
 //! `geoberg-geography`'s exact predicate.
+
+mod column_stats;
+mod filter;
+mod planner;
+mod task;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -25,6 +35,12 @@ use iceberg::spec::{DataFile, FormatVersion, ManifestStatus};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::ParquetObjectReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+
+pub(crate) use column_stats::datum;
+pub use filter::ScanFilter;
+pub(crate) use filter::combined_predicate;
+pub use planner::FilePlan;
+pub use task::ScanTask;
 
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
@@ -98,6 +114,7 @@ impl fmt::Display for ScanExplain {
 pub struct Scan<'a> {
     table: &'a Table,
     filter: Option<(String, BBox)>,
+    pruning: ScanFilter,
     exact: bool,
     columns: Option<Vec<String>>,
     row_lineage: bool,
@@ -106,7 +123,7 @@ pub struct Scan<'a> {
 }
 
 /// A scan's window, resolved against its column.
-struct ScanFilter<'s> {
+struct ResolvedWindow<'s> {
     column: &'s str,
     window: ScanWindow,
     column_type: ColumnType,
@@ -156,6 +173,7 @@ impl Table {
         Scan {
             table: self,
             filter: None,
+            pruning: ScanFilter::Anything,
             exact: false,
             columns: None,
             row_lineage: false,
@@ -181,22 +199,6 @@ impl Table {
     }
 }
 
-impl Table {
-    /// Live data files of the current snapshot that may hold a row matching `predicate`,
-    /// decided from their statistics alone (column bounds, null counts, partition values and
-    /// spatial bounds), as Iceberg's inclusive metrics evaluator decides: a file is dropped only
-    /// when its statistics prove that no row matches.
-    pub fn files_matching(&self, predicate: &geoberg_sql::Predicate) -> Result<Vec<DataFile>> {
-        let files = self.data_files()?;
-        let keep = crate::file_filter::select_files(self, &files, predicate)?;
-        Ok(files
-            .into_iter()
-            .zip(keep)
-            .filter_map(|(f, k)| k.then_some(f))
-            .collect())
-    }
-}
-
 impl<'a> Scan<'a> {
     /// Keeps rows whose `column` bounding box intersects `window` ([`Scan::exact`]: whose value
     /// does).
@@ -219,6 +221,14 @@ impl<'a> Scan<'a> {
     /// just its bounding box (planar for geometry, on the sphere for geography).
     pub fn exact(mut self, exact: bool) -> Self {
         self.exact = exact;
+        self
+    }
+
+    /// Plans with `filter` besides the window: files (and nothing else) are skipped where
+    /// their statistics prove no row passes it. Rows are not filtered by it: the caller applies
+    /// the condition to the rows read (the engine's scans do).
+    pub fn with_filter(mut self, filter: ScanFilter) -> Self {
+        self.pruning = filter;
         self
     }
 
@@ -260,7 +270,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The window resolved against its column's type.
-    fn resolve(&self) -> Result<Option<ScanFilter<'_>>> {
+    fn resolve(&self) -> Result<Option<ResolvedWindow<'_>>> {
         let Some((column, window)) = &self.filter else {
             return Ok(None);
         };
@@ -281,95 +291,105 @@ impl<'a> Scan<'a> {
             }
             _ => ScanWindow::Planar(*window),
         };
-        Ok(Some(ScanFilter {
+        Ok(Some(ResolvedWindow {
             column,
             window,
             column_type,
         }))
     }
 
-    fn plan_with(&self, filter: Option<&ScanFilter<'_>>) -> Result<ScanPlan> {
-        let mut plan = self.plan_all(filter)?;
+    fn plan_with(&self, window: Option<&ResolvedWindow<'_>>) -> Result<ScanPlan> {
+        let spatial = match window {
+            Some(w) => ScanFilter::spatial(w.column, w.window.pruning()?),
+            None => ScanFilter::Anything,
+        };
+        let filter = ScanFilter::and([spatial, self.pruning.clone()]);
+        let mut planned = self.table.plan_files(&filter)?;
         if let Some(only) = &self.only {
-            plan.files.retain(|f| only.contains(&f.path));
-            let e = &mut plan.explain;
-            e.files_read = plan.files.len();
-            e.files_skipped = e.files_total - e.files_read;
-            e.bytes_read = plan.files.iter().map(|f| f.size_in_bytes).sum();
-            e.records_read = plan.files.iter().map(|f| f.record_count).sum();
-            e.reasons
+            planned.files.retain(|f| only.contains(&f.path));
+            planned
+                .reasons
                 .push(format!("restricted to {} named files", only.len()));
         }
-        Ok(plan)
-    }
-
-    fn plan_all(&self, filter: Option<&ScanFilter<'_>>) -> Result<ScanPlan> {
-        let Some(filter) = filter else {
-            let files = self.table.live_files()?;
-            let mut explain = ScanExplain {
-                files_total: files.len(),
-                files_read: files.len(),
-                ..ScanExplain::default()
-            };
-            for f in &files {
-                explain.bytes_total += f.size_in_bytes;
-                explain.records_total += f.record_count;
-            }
-            explain.bytes_read = explain.bytes_total;
-            explain.records_read = explain.records_total;
-            explain
-                .reasons
-                .push("no spatial filter: every file is read".into());
-            return Ok(ScanPlan {
-                files,
-                explain,
-                pruning: None,
-            });
-        };
-        let index = self.table.file_index(filter.column)?;
-        let pruning = index.plan(&filter.window.pruning()?)?;
-        let (total, read, skipped) = (pruning.total(), pruning.read(), pruning.skipped());
-        let mut explain = ScanExplain {
-            files_total: total.files as usize,
-            files_skipped: skipped.files as usize,
-            files_read: read.files as usize,
-            bytes_total: total.bytes,
-            bytes_read: read.bytes,
-            records_total: total.records,
-            records_read: read.records,
-            reasons: index.reasons().to_vec(),
+        let explain = ScanExplain {
+            files_total: planned.files_total,
+            files_skipped: planned.files_total - planned.files_read(),
+            files_read: planned.files_read(),
+            bytes_total: planned.bytes_total,
+            bytes_read: planned.bytes_read(),
+            records_total: planned.records_total,
+            records_read: planned.records_read(),
+            reasons: std::mem::take(&mut planned.reasons),
             ..ScanExplain::default()
         };
-        explain.reasons.extend(decision_counts(&pruning));
-        let entries = index.files().entries();
-        let files = pruning.read_indices().map(|i| entries[i].clone()).collect();
         Ok(ScanPlan {
-            files,
+            files: planned.files,
             explain,
-            pruning: Some(pruning),
+            pruning: planned.pruning,
         })
+    }
+
+    /// Plans, then gathers what reading each file needs from the manifests (its deleted rows,
+    /// its row lineage when the scan returns it): the tasks any reader executes with
+    /// [`Scan::read_task`], without reading a manifest again.
+    pub fn plan_tasks(&self) -> Result<(Vec<ScanTask>, ScanExplain)> {
+        let ScanPlan { files, explain, .. } = self.plan()?;
+        Ok((self.tasks_of(files)?, explain))
+    }
+
+    /// The tasks of files planned elsewhere (by [`Table::plan_files`]): each file with its
+    /// deleted rows and, when this scan returns lineage, its row lineage. The manifests are
+    /// read once for all of them.
+    pub fn tasks_of(&self, files: Vec<FileBounds>) -> Result<Vec<ScanTask>> {
+        let lineage = match self.returns_lineage()? {
+            true => live_file_lineage(self.table)?,
+            false => HashMap::new(),
+        };
+        let deletes = DeleteIndex::of(self.table)?;
+        files
+            .into_iter()
+            .map(|file| {
+                Ok(ScanTask {
+                    deleted: deletes.deleted_positions(self.table.storage(), &file.path)?,
+                    lineage: lineage.get(&file.path).copied(),
+                    file,
+                })
+            })
+            .collect()
+    }
+
+    /// Reads one planned task with this scan's window, columns and metadata columns (its
+    /// filter only planned the task: rows are not filtered by it).
+    pub fn read_task(&self, task: &ScanTask) -> Result<Vec<RecordBatch>> {
+        let window = self.resolve()?;
+        let lineage = self.returns_lineage()?.then_some(task.lineage);
+        let mut out = Vec::new();
+        self.read_file(
+            &task.file,
+            window.as_ref(),
+            lineage,
+            task.deleted.as_ref(),
+            &mut out,
+            &mut ScanExplain::default(),
+        )?;
+        Ok(out)
     }
 
     /// Plans, then reads the surviving files and row groups.
     pub fn execute(&self) -> Result<(Vec<RecordBatch>, ScanExplain)> {
-        let filter = self.resolve()?;
-        let ScanPlan {
-            files, mut explain, ..
-        } = self.plan_with(filter.as_ref())?;
-        let lineage = self.lineage()?;
-        let deletes = DeleteIndex::of(self.table)?;
+        let window = self.resolve()?;
+        let (tasks, mut explain) = self.plan_tasks()?;
+        let returns_lineage = self.returns_lineage()?;
         let mut out = Vec::new();
-        for file in &files {
-            let file_lineage = lineage.as_ref().map(|l| l.get(&file.path).copied());
-            let deleted = deletes.deleted_positions(self.table.storage(), &file.path)?;
-            if let Some(d) = &deleted {
+        for task in &tasks {
+            if let Some(d) = &task.deleted {
                 explain.rows_deleted += d.len();
             }
             self.read_file(
-                file,
-                filter.as_ref(),
-                file_lineage,
-                deleted.as_ref(),
+                &task.file,
+                window.as_ref(),
+                returns_lineage.then_some(task.lineage),
+                task.deleted.as_ref(),
                 &mut out,
                 &mut explain,
             )?;
@@ -383,9 +403,9 @@ impl<'a> Scan<'a> {
         Ok(self.execute()?.1)
     }
 
-    /// The lineage of the live files when the scan returns it (asked for, or a lineage column
-    /// selected on a v3 table).
-    fn lineage(&self) -> Result<Option<HashMap<String, RowLineage>>> {
+    /// Whether the scan returns row lineage (asked for, or a lineage column selected on a v3
+    /// table); asking for it on a v1 or v2 table fails.
+    fn returns_lineage(&self) -> Result<bool> {
         let v3 = self.table.metadata().format_version() >= FormatVersion::V3;
         let named = self.columns.iter().flatten().any(|c| is_lineage_name(c));
         if self.row_lineage && !v3 {
@@ -395,10 +415,7 @@ impl<'a> Scan<'a> {
                 self.table.metadata().format_version()
             )));
         }
-        if !(self.row_lineage || (v3 && named)) {
-            return Ok(None);
-        }
-        Ok(Some(live_file_lineage(self.table)?))
+        Ok(self.row_lineage || (v3 && named))
     }
 
     /// Reads one file. `lineage` is `Some` when the rows' lineage is returned (with the file's
@@ -406,7 +423,7 @@ impl<'a> Scan<'a> {
     fn read_file(
         &self,
         file: &FileBounds,
-        filter: Option<&ScanFilter<'_>>,
+        filter: Option<&ResolvedWindow<'_>>,
         lineage: Option<Option<RowLineage>>,
         deleted: Option<&DeletionVector>,
         out: &mut Vec<RecordBatch>,
@@ -836,17 +853,4 @@ fn add_lineage(
     columns.push(Arc::new(Int64Array::from(seqs)));
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     Ok(RecordBatch::try_new(schema, columns)?)
-}
-
-/// "files read: 3 overlap the window, 1 has no bounds", and the same for skipped files.
-fn decision_counts(plan: &PrunePlan) -> Vec<String> {
-    let (reads, skips) = (plan.read_summary(), plan.skip_summary());
-    let mut out = Vec::new();
-    if !reads.is_empty() {
-        out.push(format!("files read: {}", reads.join(", ")));
-    }
-    if !skips.is_empty() {
-        out.push(format!("files skipped: {}", skips.join(", ")));
-    }
-    out
 }
