@@ -16,7 +16,7 @@ use geoberg_sql::AddBBoxColumnsRequest;
 use geoberg_table::{BackfillReport, Catalog};
 
 use crate::error::Result;
-use crate::statements::load;
+use crate::statement_support::load;
 
 /// The backfill's result columns, in order, after `added_columns`.
 const BACKFILL_COLUMNS: [&str; 8] = [

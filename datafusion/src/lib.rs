@@ -142,6 +142,7 @@ mod scan_plan;
 mod schema_statements;
 mod session;
 mod spatial_pruning;
+mod statement_support;
 mod statements;
 mod store;
 mod type_planner;

@@ -9,7 +9,7 @@ use geoberg_sql::RewriteManifestsRequest;
 use geoberg_table::Catalog;
 
 use crate::error::Result;
-use crate::statements::{load, one_row_of_counts};
+use crate::statement_support::{load, one_row_of_counts};
 
 /// Runs the procedure on the table the request names.
 pub(crate) fn run(

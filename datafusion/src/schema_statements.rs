@@ -8,7 +8,7 @@ use geoberg_sql::{AlterSchemaRequest, ColumnPlacement, SchemaAlteration, TableNa
 use geoberg_table::{Catalog, Column, ColumnPosition, DataType, Table};
 
 use crate::error::{Error, Result};
-use crate::statements::resolve;
+use crate::statement_support::{one_row_of_counts, resolve};
 
 /// `ALTER TABLE t ADD COLUMN[S] / DROP COLUMN / RENAME COLUMN`: one schema change, one commit.
 /// Returns the table at its new version (`None`: nothing changed, e.g. `DROP COLUMN IF
@@ -132,7 +132,7 @@ pub(crate) fn drop_table(
              warehouse (DROP TABLE ... PURGE deletes them)"
         ),
     });
-    crate::statements::one_row_of_counts(&[("deleted_files_count", deleted.len() as u64)])
+    one_row_of_counts(&[("deleted_files_count", deleted.len() as u64)])
 }
 
 fn plural(n: usize) -> &'static str {

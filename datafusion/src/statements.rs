@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_crs::{ColumnType as GeoType, Crs};
-use geoberg_sql::{Statement, TableName};
-use geoberg_table::{Catalog, CreateTable, Table, TableIdent};
+use geoberg_sql::Statement;
+use geoberg_table::{Catalog, CreateTable, Table};
 
 use crate::error::{Error, Result};
+use crate::statement_support::{load, one_row_of_counts, resolve};
 
 /// Runs a geoberg statement against `catalog` (named `catalog_name` in SQL). Blocking.
 pub(crate) fn run(
@@ -257,21 +258,6 @@ fn warn_metrics_positions(table: &Table, notices: &mut Vec<String>) -> Result<()
     Ok(())
 }
 
-/// One row of named counts (a procedure's result).
-pub(crate) fn one_row_of_counts(counts: &[(&str, u64)]) -> Result<Vec<RecordBatch>> {
-    let schema = Schema::new(
-        counts
-            .iter()
-            .map(|(name, _)| Field::new(*name, ArrowType::UInt64, false))
-            .collect::<Vec<_>>(),
-    );
-    let columns = counts
-        .iter()
-        .map(|(_, v)| Arc::new(UInt64Array::from(vec![*v])) as _)
-        .collect();
-    Ok(vec![RecordBatch::try_new(Arc::new(schema), columns)?])
-}
-
 /// One batch of string columns.
 fn strings(columns: &[(&str, Vec<String>)]) -> Result<Vec<RecordBatch>> {
     let schema = Schema::new(
@@ -285,44 +271,6 @@ fn strings(columns: &[(&str, Vec<String>)]) -> Result<Vec<RecordBatch>> {
         .map(|(_, values)| Arc::new(StringArray::from(values.clone())) as _)
         .collect();
     Ok(vec![RecordBatch::try_new(Arc::new(schema), arrays)?])
-}
-
-/// `ns.t`, or `<catalog>.ns.t` naming this catalog.
-pub(crate) fn resolve(catalog_name: &str, name: &TableName) -> Result<TableIdent> {
-    if let Some(catalog) = name.catalog()
-        && catalog != catalog_name
-    {
-        return Err(Error::Invalid {
-            what: "catalog",
-            value: catalog.to_string(),
-            fix: format!(
-                "the session's catalog is {catalog_name:?}; write {}.{} or {catalog_name}.{}.{}",
-                name.namespace().unwrap_or_default(),
-                name.name(),
-                name.namespace().unwrap_or_default(),
-                name.name()
-            ),
-        });
-    }
-    let Some(namespace) = name.namespace() else {
-        return Err(Error::Invalid {
-            what: "table name",
-            value: name.to_string(),
-            fix: format!("name the namespace too, e.g. db.{}", name.name()),
-        });
-    };
-    Ok(TableIdent::new(namespace, name.name())?)
-}
-
-pub(crate) fn load(
-    catalog: &Arc<dyn Catalog>,
-    catalog_name: &str,
-    name: &TableName,
-) -> Result<Table> {
-    Ok(Table::load(
-        Arc::clone(catalog),
-        &resolve(catalog_name, name)?,
-    )?)
 }
 
 /// `geometry(4326)`, `geography(4326, spherical)`, bare `geometry` for no CRS.

@@ -10,7 +10,7 @@ use geoberg_sql::UpgradeGeometryRequest;
 use geoberg_table::Catalog;
 
 use crate::error::Result;
-use crate::statements::{load, resolve};
+use crate::statement_support::{load, resolve};
 
 /// Runs the procedure on the table the request names.
 pub(crate) fn run(

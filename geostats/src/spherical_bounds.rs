@@ -31,38 +31,13 @@
 use std::f64::consts::{FRAC_PI_2, PI};
 
 use crate::bbox::BBox;
-use crate::extent::{XYSink, ZMExtent};
+use crate::extent::ZMExtent;
 use crate::lon_cover::{Arc, FULL, LonRange, smallest_cover};
-use crate::wkb_scan::{Dims, Part, coords, f64_at};
+use crate::wkb_scan::{CoordSink, Dims, Part, f64_at};
 
 /// Degrees added to each latitude extreme that lies inside an edge (never to vertices): S2's
 /// padding is 5 `f64::EPSILON` radians (6.4e-14°), the degree conversions add a few ulp more.
 pub const MARGIN_DEG: f64 = 1e-13;
-
-/// Where the scanner sends coordinates: a planar extent takes them in any order; the spherical
-/// bounder needs to know which vertices are joined by edges and which rings form a polygon.
-pub(crate) trait CoordSink {
-    /// One XY point of a fast path (21- or 25-byte point).
-    fn add_point(&mut self, x: f64, y: f64);
-    /// A run of coordinates (`s.len()` a multiple of the coordinate size) of one part.
-    fn run(&mut self, s: &[u8], be: bool, dims: Dims, part: Part, zm: &mut ZMExtent);
-    /// The rings that follow form one polygon.
-    fn begin_polygon(&mut self) {}
-    /// The polygon's rings are done.
-    fn end_polygon(&mut self) {}
-}
-
-impl<S: XYSink> CoordSink for S {
-    #[inline(always)]
-    fn add_point(&mut self, x: f64, y: f64) {
-        self.add_xy(x, y);
-    }
-
-    #[inline(always)]
-    fn run(&mut self, s: &[u8], be: bool, dims: Dims, _: Part, zm: &mut ZMExtent) {
-        coords(s, be, dims, self, zm);
-    }
-}
 
 /// A cleaned vertex: degrees as given (after clamping) and its unit vector.
 #[derive(Debug, Clone, Copy)]

@@ -11,7 +11,6 @@
 
 use crate::error::GeostatsError;
 use crate::extent::{XYSink, ZMExtent};
-use crate::spherical_bounds::CoordSink;
 
 /// Deepest nesting of collections accepted (a Point inside a MultiPoint is depth 1).
 pub const MAX_NESTING_DEPTH: usize = 32;
@@ -101,6 +100,31 @@ struct Header {
     kind: u32,
     dims: Dims,
     srid: Option<i32>,
+}
+
+/// Where the scanner sends coordinates: a planar extent takes them in any order; the spherical
+/// bounder needs to know which vertices are joined by edges and which rings form a polygon.
+pub(crate) trait CoordSink {
+    /// One XY point of a fast path (21- or 25-byte point).
+    fn add_point(&mut self, x: f64, y: f64);
+    /// A run of coordinates (`s.len()` a multiple of the coordinate size) of one part.
+    fn run(&mut self, s: &[u8], be: bool, dims: Dims, part: Part, zm: &mut ZMExtent);
+    /// The rings that follow form one polygon.
+    fn begin_polygon(&mut self) {}
+    /// The polygon's rings are done.
+    fn end_polygon(&mut self) {}
+}
+
+impl<S: XYSink> CoordSink for S {
+    #[inline(always)]
+    fn add_point(&mut self, x: f64, y: f64) {
+        self.add_xy(x, y);
+    }
+
+    #[inline(always)]
+    fn run(&mut self, s: &[u8], be: bool, dims: Dims, _: Part, zm: &mut ZMExtent) {
+        coords(s, be, dims, self, zm);
+    }
 }
 
 /// Computes the extent of one WKB value into `xy`/`zm` and returns its EWKB SRID.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
-use crate::row_order::{BoundOrder, RowOrder};
+use crate::row_order::{BoundOrder, ROW_BITS, RowOrder};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
 use crate::storage::RewriteStorage;
@@ -221,8 +221,6 @@ fn class_index(c: RowClass) -> usize {
 }
 
 const KEY_COLUMN: &str = "__geoberg_hilbert_key";
-/// Bits of the row ordinal in the tie-break sequence (input ordinal in the bits above).
-pub(crate) const ROW_BITS: u32 = 40;
 
 fn run_partition(
     plan: &RewritePlan,

@@ -124,10 +124,13 @@ impl RowOrder {
     }
 }
 
+/// Bits of the row ordinal in the tie-break sequence (input ordinal in the bits above).
+pub(crate) const ROW_BITS: u32 = 40;
+
 /// The key of a row in input order: its input ordinal, then its position in the file.
 #[inline]
 pub(crate) fn input_order_key(input: u64, row: u64) -> u64 {
-    (input << crate::execute::ROW_BITS) | row
+    (input << ROW_BITS) | row
 }
 
 /// The order-preserving bytes of every value of `array`, `width` bytes each (row `i` at

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use iceberg::spec::{Datum, PrimitiveType};
+use iceberg::spec::{Datum, PrimitiveType, StructType, Type};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 
@@ -290,6 +290,63 @@ fn truncate_upper(d: &Datum, n: usize) -> Option<Datum> {
         }
         _ => Some(d.clone()),
     }
+}
+
+/// Primitive fields as `(field id, dotted name)` in the order Iceberg counts them against
+/// `max-inferred-column-defaults`: a struct's primitive fields first, then its nested ones
+/// depth-first (see `metrics_position`).
+pub(crate) fn inferred_metrics_order(schema: &StructType) -> Vec<(i32, String)> {
+    fn name(prefix: Option<&str>, field: &str) -> String {
+        match prefix {
+            Some(p) => format!("{p}.{field}"),
+            None => field.to_string(),
+        }
+    }
+    fn in_struct(s: &StructType, prefix: Option<&str>, out: &mut Vec<(i32, String)>) {
+        for f in s.fields() {
+            if f.field_type.is_primitive() {
+                out.push((f.id, name(prefix, &f.name)));
+            }
+        }
+        for f in s.fields() {
+            if !f.field_type.is_primitive() {
+                nested(&f.field_type, &name(prefix, &f.name), out);
+            }
+        }
+    }
+    fn nested(ty: &Type, path: &str, out: &mut Vec<(i32, String)>) {
+        match ty {
+            Type::Primitive(_) => {}
+            Type::Struct(s) => in_struct(s, Some(path), out),
+            Type::List(l) => child(
+                &l.element_field.field_type,
+                l.element_field.id,
+                path,
+                "element",
+                out,
+            ),
+            Type::Map(m) => {
+                child(&m.key_field.field_type, m.key_field.id, path, "key", out);
+                child(
+                    &m.value_field.field_type,
+                    m.value_field.id,
+                    path,
+                    "value",
+                    out,
+                );
+            }
+        }
+    }
+    fn child(ty: &Type, id: i32, path: &str, part: &str, out: &mut Vec<(i32, String)>) {
+        let path = format!("{path}.{part}");
+        match ty.is_primitive() {
+            true => out.push((id, path)),
+            false => nested(ty, &path, out),
+        }
+    }
+    let mut out = Vec::new();
+    in_struct(schema, None, &mut out);
+    out
 }
 
 #[cfg(test)]

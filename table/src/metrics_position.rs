@@ -12,10 +12,10 @@
 
 use std::fmt;
 
-use iceberg::spec::{StructType, Type};
-
 use crate::error::Result;
-use crate::metrics::{METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED};
+use crate::metrics::{
+    METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED, inferred_metrics_order,
+};
 use crate::properties::SORT_ORDER_PROPERTY;
 use crate::table::Table;
 
@@ -63,62 +63,6 @@ impl fmt::Display for MetricsPositionWarning {
             self.column, self.position, self.limit, self.column
         )
     }
-}
-
-/// Primitive fields as `(field id, dotted name)` in the order Iceberg counts them against
-/// `max-inferred-column-defaults` (see the module docs).
-pub(crate) fn inferred_metrics_order(schema: &StructType) -> Vec<(i32, String)> {
-    fn name(prefix: Option<&str>, field: &str) -> String {
-        match prefix {
-            Some(p) => format!("{p}.{field}"),
-            None => field.to_string(),
-        }
-    }
-    fn in_struct(s: &StructType, prefix: Option<&str>, out: &mut Vec<(i32, String)>) {
-        for f in s.fields() {
-            if f.field_type.is_primitive() {
-                out.push((f.id, name(prefix, &f.name)));
-            }
-        }
-        for f in s.fields() {
-            if !f.field_type.is_primitive() {
-                nested(&f.field_type, &name(prefix, &f.name), out);
-            }
-        }
-    }
-    fn nested(ty: &Type, path: &str, out: &mut Vec<(i32, String)>) {
-        match ty {
-            Type::Primitive(_) => {}
-            Type::Struct(s) => in_struct(s, Some(path), out),
-            Type::List(l) => child(
-                &l.element_field.field_type,
-                l.element_field.id,
-                path,
-                "element",
-                out,
-            ),
-            Type::Map(m) => {
-                child(&m.key_field.field_type, m.key_field.id, path, "key", out);
-                child(
-                    &m.value_field.field_type,
-                    m.value_field.id,
-                    path,
-                    "value",
-                    out,
-                );
-            }
-        }
-    }
-    fn child(ty: &Type, id: i32, path: &str, part: &str, out: &mut Vec<(i32, String)>) {
-        let path = format!("{path}.{part}");
-        match ty.is_primitive() {
-            true => out.push((id, path)),
-            false => nested(ty, &path, out),
-        }
-    }
-    let mut out = Vec::new();
-    in_struct(schema, None, &mut out);
-    out
 }
 
 /// The column names a `write.sort-order` value sorts by: the leading name of each term
@@ -229,7 +173,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iceberg::spec::{ListType, NestedField, PrimitiveType};
+    use iceberg::spec::{ListType, NestedField, PrimitiveType, StructType, Type};
     use std::sync::Arc;
 
     #[test]

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::bbox_columns::{is_bbox_columns_value, parse_bbox_column_properties};
+use crate::bbox_columns::property::{is_bbox_columns_value, parse_bbox_column_properties};
 use crate::error::{Error, Result};
 use crate::spatial_index::{HilbertCell, SpatialIndex};
 use geoberg_geostats::BBoxColumnNames;

@@ -163,8 +163,7 @@ impl Table {
         // Every primitive field, nested ones included, in the order Iceberg Java counts them
         // against the column cap (schema order, not field-id order: a column added FIRST
         // after creation counts first).
-        let columns =
-            crate::metrics_position::inferred_metrics_order(md.current_schema().as_struct());
+        let columns = crate::metrics::inferred_metrics_order(md.current_schema().as_struct());
         let sort_ids: Vec<i32> = md
             .default_sort_order()
             .fields

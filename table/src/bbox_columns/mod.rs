@@ -19,20 +19,18 @@
 //! and no bbox column has more nulls than the geometry column (a row with a geometry but no
 //! bbox values would lie outside the box).
 
-use std::collections::HashMap;
-
 use geoberg_geostats::{BBox, BBoxColumnNames};
 use iceberg::spec::{DataFile, Datum, PrimitiveLiteral, PrimitiveType, Schema};
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::schema::BBOX_COLUMN_NAMES;
 use crate::table::Table;
 
-/// Prefix of `geoberg.bbox-columns.<geometry column>`: the four bbox columns of a geometry
-/// column, as JSON (see the module docs). `geoberg.bbox-columns.source` with a value that is
-/// not JSON is [`crate::BBOX_SOURCE_PROPERTY`].
-pub const BBOX_COLUMNS_PROPERTY_PREFIX: &str = "geoberg.bbox-columns.";
+pub(crate) mod property;
+
+pub use property::{
+    BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, parse_bbox_columns_property,
+};
 
 /// The other writers' conventions, tried in order after the seed layout: `{geom}` stands for
 /// the geometry column's name.
@@ -50,73 +48,6 @@ const CONVENTIONS: [[&str; 4]; 6] = [
     ["bbox.minx", "bbox.miny", "bbox.maxx", "bbox.maxy"],
 ];
 
-/// Parses a `geoberg.bbox-columns.<geom>` value: `{"xmin": "a", "ymin": "b", "xmax": "c",
-/// "ymax": "d"}` (each a dotted name or a path array), or `"s"` for a struct column `s` with
-/// fields `xmin`, `ymin`, `xmax`, `ymax`.
-pub fn parse_bbox_columns_property(key: &str, value: &str) -> Result<BBoxColumnNames> {
-    let bad = |reason: String| Error::InvalidProperty {
-        key: key.to_string(),
-        value: value.to_string(),
-        reason,
-    };
-    let json: Value = serde_json::from_str(value).map_err(|e| {
-        bad(format!(
-            "not JSON ({e}); expected {{\"xmin\": \"<column>\", \"ymin\": ..., \"xmax\": \
-             ..., \"ymax\": ...}} or \"<struct column>\""
-        ))
-    })?;
-    let name = |v: &Value| -> Option<String> {
-        match v {
-            Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Array(parts) if !parts.is_empty() => parts
-                .iter()
-                .map(|p| p.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .map(|p| p.join(".")),
-            _ => None,
-        }
-    };
-    let [min_x, min_y, max_x, max_y] = match &json {
-        Value::String(s) if !s.is_empty() => {
-            ["xmin", "ymin", "xmax", "ymax"].map(|f| format!("{s}.{f}"))
-        }
-        Value::Object(o) => {
-            let mut names = Vec::with_capacity(4);
-            for k in ["xmin", "ymin", "xmax", "ymax"] {
-                let n = o.get(k).and_then(name).ok_or_else(|| {
-                    bad(format!(
-                        "{k:?} is missing or not a column name (a string such as \
-                         \"bbox_{k}\", or a path such as [\"bbox\", \"{k}\"])"
-                    ))
-                })?;
-                names.push(n);
-            }
-            names.try_into().expect("four names")
-        }
-        _ => {
-            return Err(bad(
-                "expected {\"xmin\": \"<column>\", \"ymin\": ..., \"xmax\": ..., \"ymax\": ...} \
-                 or \"<struct column>\""
-                    .into(),
-            ));
-        }
-    };
-    Ok(BBoxColumnNames {
-        min_x,
-        min_y,
-        max_x,
-        max_y,
-    })
-}
-
-/// The `geoberg.bbox-columns.<geom>` value naming these columns.
-pub fn bbox_columns_property_value(names: &BBoxColumnNames) -> String {
-    serde_json::json!({
-        "xmin": names.min_x, "ymin": names.min_y, "xmax": names.max_x, "ymax": names.max_y
-    })
-    .to_string()
-}
-
 fn as_array(names: &BBoxColumnNames) -> [String; 4] {
     [
         names.min_x.clone(),
@@ -124,12 +55,6 @@ fn as_array(names: &BBoxColumnNames) -> [String; 4] {
         names.max_x.clone(),
         names.max_y.clone(),
     ]
-}
-
-/// Whether a `geoberg.bbox-columns.<x>` value is the JSON of [`BBoxColumnNames`] (and not the
-/// plain column name of [`crate::BBOX_SOURCE_PROPERTY`]).
-pub(crate) fn is_bbox_columns_value(value: &str) -> bool {
-    matches!(value.trim_start().chars().next(), Some('{' | '"'))
 }
 
 /// The bbox columns of one geometry column of a table.
@@ -296,26 +221,10 @@ pub(crate) fn file_bbox_from_columns(
     (finite && b.min_x <= b.max_x && b.min_y <= b.max_y).then_some(b)
 }
 
-/// The bbox-column properties of a table's properties, by geometry column.
-pub(crate) fn parse_bbox_column_properties(
-    properties: &HashMap<String, String>,
-) -> Result<std::collections::BTreeMap<String, BBoxColumnNames>> {
-    let mut out = std::collections::BTreeMap::new();
-    for (k, v) in properties {
-        let Some(column) = k.strip_prefix(BBOX_COLUMNS_PROPERTY_PREFIX) else {
-            continue;
-        };
-        if column.is_empty() || !is_bbox_columns_value(v) {
-            continue;
-        }
-        out.insert(column.to_string(), parse_bbox_columns_property(k, v)?);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bbox_columns::property::is_bbox_columns_value;
 
     #[test]
     fn property_values_name_four_columns_or_a_struct() {
