@@ -2,10 +2,8 @@
 //! and Appendix C type strings) and the legacy geometry column with no declared CRS.
 
 use std::fmt;
-use std::str::FromStr;
 
 use crate::crs::Crs;
-use crate::error::CrsError;
 
 /// How a geography column interpolates between two vertices (spec "Edge-Interpolation
 /// Algorithm"). Only geography has one; geometry edges are always planar.
@@ -57,23 +55,6 @@ impl EdgeAlgorithm {
 impl fmt::Display for EdgeAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for EdgeAlgorithm {
-    type Err = CrsError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let name = text.trim();
-        EdgeAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| CrsError::InvalidType {
-                input: text.to_owned(),
-                reason: format!(
-                    "unknown edge algorithm '{name}'; use spherical, vincenty, thomas, andoyer or karney"
-                ),
-            })
     }
 }
 
@@ -150,71 +131,6 @@ impl ColumnType {
             ColumnType::GeometryWithoutCrs => None,
         }
     }
-
-    /// Parses an Iceberg type string as the writers in the wild emit it: any case, optional
-    /// whitespace, the CRS and algorithm optional (defaults `OGC:CRS84` and `spherical`), and
-    /// pyiceberg's single-quoted parameters.
-    pub fn from_iceberg_type(input: &str) -> Result<Self, CrsError> {
-        let invalid = |reason: String| CrsError::InvalidType {
-            input: input.to_owned(),
-            reason,
-        };
-        let text = input.trim();
-        let (name, params) = match text.find('(') {
-            Some(open) => {
-                let Some(inner) = text[open + 1..].strip_suffix(')') else {
-                    return Err(invalid("the parameter list does not end with ')'".into()));
-                };
-                (text[..open].trim(), Some(inner))
-            }
-            None => (text, None),
-        };
-        let params: Vec<&str> = match params {
-            None => Vec::new(),
-            Some(inner) => inner.split(',').map(unquote).collect(),
-        };
-        if params.iter().any(|p| p.is_empty()) {
-            return Err(invalid("a parameter is empty".into()));
-        }
-        let crs = |p: Option<&&str>| p.map_or(Ok(Crs::OgcCrs84), |p| p.parse::<Crs>());
-        if name.eq_ignore_ascii_case("geometry") {
-            if params.len() > 1 {
-                return Err(invalid(format!(
-                    "geometry takes one parameter (the CRS), found {}",
-                    params.len()
-                )));
-            }
-            Ok(ColumnType::Geometry {
-                crs: crs(params.first())?,
-            })
-        } else if name.eq_ignore_ascii_case("geography") {
-            if params.len() > 2 {
-                return Err(invalid(format!(
-                    "geography takes at most two parameters (CRS, algorithm), found {}",
-                    params.len()
-                )));
-            }
-            let edges = match params.get(1) {
-                Some(a) => a.parse()?,
-                None => EdgeAlgorithm::Spherical,
-            };
-            Ok(ColumnType::Geography {
-                crs: crs(params.first())?,
-                edges,
-            })
-        } else {
-            Err(invalid(format!(
-                "'{name}' is not a geospatial type (expected geometry or geography)"
-            )))
-        }
-    }
-}
-
-fn unquote(param: &str) -> &str {
-    let p = param.trim();
-    p.strip_prefix('\'')
-        .and_then(|q| q.strip_suffix('\''))
-        .map_or(p, str::trim)
 }
 
 impl fmt::Display for ColumnType {

@@ -2,9 +2,6 @@
 //! or `projjson:<table-property>`).
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::CrsError;
 
 /// A coordinate reference system as named by a column type or a statement.
 ///
@@ -92,77 +89,4 @@ impl fmt::Display for Crs {
             Crs::Other { authority, code } => write!(f, "{authority}:{code}"),
         }
     }
-}
-
-impl FromStr for Crs {
-    type Err = CrsError;
-
-    fn from_str(input: &str) -> Result<Self, Self::Err> {
-        let invalid = |reason: &'static str| CrsError::InvalidCrs {
-            input: input.to_owned(),
-            reason,
-        };
-        let text = input.trim();
-        if text.is_empty() {
-            return Err(invalid("the CRS is empty"));
-        }
-        if text.bytes().all(|b| b.is_ascii_digit()) {
-            return parse_code(text)
-                .map(Crs::Srid)
-                .ok_or_else(|| invalid(CODE_RANGE));
-        }
-        let Some((authority, code)) = text.split_once(':') else {
-            return Err(invalid(
-                "expected `<authority>:<code>` or a bare integer SRID",
-            ));
-        };
-        let (authority, code) = (authority.trim(), code.trim());
-        if code.is_empty() {
-            return Err(invalid("the code after `:` is empty"));
-        }
-        if authority.is_empty() {
-            return Err(invalid("the authority before `:` is empty"));
-        }
-        if code.contains([',', '(', ')', ':']) || code.contains(char::is_whitespace) {
-            return Err(invalid(
-                "the code contains a separator (`,`, `(`, `)`, `:` or whitespace), which Iceberg type strings cannot carry",
-            ));
-        }
-        if !authority
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            return Err(invalid(
-                "the authority must be letters, digits, `_` or `-` (e.g. EPSG, OGC, SRID)",
-            ));
-        }
-        if authority.eq_ignore_ascii_case("EPSG") {
-            parse_code(code)
-                .map(Crs::Epsg)
-                .ok_or_else(|| invalid(CODE_RANGE))
-        } else if authority.eq_ignore_ascii_case("SRID") {
-            parse_code(code)
-                .map(Crs::Srid)
-                .ok_or_else(|| invalid(CODE_RANGE))
-        } else if authority.eq_ignore_ascii_case("OGC") && code.eq_ignore_ascii_case("CRS84") {
-            Ok(Crs::OgcCrs84)
-        } else if authority.eq_ignore_ascii_case("projjson") {
-            // Table property names are case-sensitive: keep the name as written.
-            Ok(Crs::Projjson(code.to_owned()))
-        } else {
-            Ok(Crs::Other {
-                authority: authority.to_owned(),
-                code: code.to_owned(),
-            })
-        }
-    }
-}
-
-const CODE_RANGE: &str = "the code must be an integer from 0 to 2147483647";
-
-fn parse_code(text: &str) -> Option<i32> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse::<i32>().ok()
 }

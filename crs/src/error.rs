@@ -353,12 +353,12 @@ fn relabel_target(column_crs: &Crs) -> String {
 }
 
 fn explicit_bounds_example(column: &str, crs: &Crs) -> String {
-    match crate::extent::extent_of(crs) {
-        Ok(e) => format!(
+    match crate::extent::known_extent(crs) {
+        Some(e) => format!(
             " (for {crs}: hilbert({column}, precision, {}, {}, {}, {}))",
             e.min_x, e.min_y, e.max_x, e.max_y
         ),
-        Err(_) => String::new(),
+        None => String::new(),
     }
 }
 

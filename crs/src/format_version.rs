@@ -2,9 +2,6 @@
 //! and `geography` are added in v3).
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::CrsError;
 
 /// An Iceberg table `format-version`. Declared-CRS geometry and geography types exist only in v3;
 /// a column with no declared CRS is a plain binary column and exists in every version.
@@ -50,35 +47,5 @@ impl FormatVersion {
 impl fmt::Display for FormatVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.number())
-    }
-}
-
-impl TryFrom<i64> for FormatVersion {
-    type Error = CrsError;
-
-    fn try_from(value: i64) -> Result<Self, Self::Error> {
-        match value {
-            1 => Ok(FormatVersion::V1),
-            2 => Ok(FormatVersion::V2),
-            3 => Ok(FormatVersion::V3),
-            other => Err(CrsError::InvalidFormatVersion {
-                value: other.to_string(),
-            }),
-        }
-    }
-}
-
-impl FromStr for FormatVersion {
-    type Err = CrsError;
-
-    /// Parses the `format-version` table property.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = || CrsError::InvalidFormatVersion {
-            value: text.to_owned(),
-        };
-        text.trim()
-            .parse::<i64>()
-            .map_err(|_| invalid())
-            .and_then(|n| FormatVersion::try_from(n).map_err(|_| invalid()))
     }
 }

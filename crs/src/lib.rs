@@ -51,11 +51,13 @@ mod crs;
 mod declaration;
 mod error;
 mod extent;
+mod extent_checks;
 mod file_skipping;
 mod format_version;
 mod hilbert_bounds;
 mod hilbert_spec;
 mod mercator;
+mod parse;
 mod reproject;
 mod value_check;
 mod value_srid;
@@ -67,8 +69,8 @@ pub use declaration::{GEOGRAPHY_SRIDS, GEOMETRY_SRIDS, validate_declaration};
 pub use error::CrsError;
 pub use extent::{
     Extent, WEB_MERCATOR_AREA_OF_USE_MAX_Y, WEB_MERCATOR_MAX, WEB_MERCATOR_MAX_LATITUDE,
-    check_bounds_cover, extent_of,
 };
+pub use extent_checks::{check_bounds_cover, extent_of};
 pub use file_skipping::{SkipDecision, can_skip_files};
 pub use format_version::FormatVersion;
 pub use hilbert_bounds::default_hilbert_bounds;

@@ -17,32 +17,7 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use geoberg_datafusion::BlockingSession;
-use geoberg_table::{Catalog, Column, CreateTable, DataType, SqliteCatalog, Table, TableIdent};
-
-const BATCH: usize = 100_000;
-
-/// A format-version 3 table of `rows` points appended in batches, then Hilbert-clustered
-/// into 64 files.
-fn build(catalog: Arc<dyn Catalog>, rows: usize) -> Table {
-    let mut table = CreateTable::new([
-        Column::new("id", DataType::Long).required(),
-        Column::new("g", DataType::parse("geometry(4326)").unwrap()),
-    ])
-    .property("format-version", "3")
-    .create(catalog, &TableIdent::new("bench", "points").unwrap())
-    .unwrap();
-    for start in (0..rows).step_by(BATCH) {
-        let batch = points::batch(start..rows.min(start + BATCH), "g");
-        table = table.append(&[batch]).unwrap().0;
-    }
-    table
-        .rewrite()
-        .hilbert("g", 16)
-        .option("target-file-count", "64")
-        .execute()
-        .unwrap()
-        .0
-}
+use geoberg_table::{Catalog, SqliteCatalog, Table, TableIdent};
 
 /// `base`'s current version registered as `bench.<name>` with `mode` for deletes and updates.
 fn copy_of(base: &Table, name: &str, mode: &str) {
@@ -74,7 +49,7 @@ fn main() {
     );
     catalog.create_namespace("bench").unwrap();
     let start = Instant::now();
-    let table = build(Arc::clone(&catalog), rows);
+    let table = points::clustered_table(Arc::clone(&catalog), rows);
     eprintln!("append + CREATE SPATIAL INDEX: {:.1?}", start.elapsed());
     let session = BlockingSession::new(catalog, "geoberg").unwrap();
     println!("rows: {rows}, 64 files after the index, runs: {runs} (median)\n");

@@ -1,4 +1,4 @@
-//! Explicit SIMD and BMI2 kernels. This is the crate's only `unsafe` code.
+//! Explicit SIMD and BMI2 kernels: with `cast`, the crate's only `unsafe` code.
 //!
 //! The AVX2 and BMI2 kernels are chosen at run time: each is reached through a zero-sized token
 //! ([`Avx2`], [`Bmi2`]) that can only be made by runtime feature detection, so holding one proves
@@ -121,20 +121,6 @@ impl Bmi2 {
             unreachable!("Bmi2 token on a non-x86_64 target")
         }
     }
-}
-
-/// `t` as an integer, truncating, with a single `cvttsd2si` instead of a saturating cast.
-///
-/// Panics in debug builds if `t` is not in `[0, 2^32 - 1]`.
-#[inline(always)]
-pub(crate) fn truncate_to_u32(t: f64) -> u32 {
-    debug_assert!(
-        (0.0..=crate::grid::TOP).contains(&t),
-        "{t} outside the u32 range"
-    );
-    // SAFETY: every caller clamps `t` into `[0, 2^32 - 1]` first (NaN included: `f64::max`
-    // maps it to 0), so `t` is finite and its truncation fits in a `u32`.
-    unsafe { t.to_int_unchecked::<u32>() }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -514,14 +500,14 @@ fn hilbert_points_avx2<const CHECK: bool>(
     // Two passes over at most `BLOCK` points, through cells on the stack: the fused loop (one
     // long dependency chain of ~170 instructions per 8 points) overlaps fewer iterations and
     // measured ~10% slower than two short loops.
-    let mut cx = [0u32; crate::batch::BLOCK];
-    let mut cy = [0u32; crate::batch::BLOCK];
+    let mut cx = [0u32; crate::grid::BLOCK];
+    let mut cy = [0u32; crate::grid::BLOCK];
     // Past the L2 cache the encode pass (pure arithmetic) has time to spare for pulling in the
     // next block's inputs and output lines; on L2-resident inputs the prefetches only cost.
     let prefetch = n >= PREFETCH_MIN_POINTS;
     let mut start = 0;
     while start < n {
-        let len = (n - start).min(crate::batch::BLOCK) & !7;
+        let len = (n - start).min(crate::grid::BLOCK) & !7;
         if len == 0 {
             break;
         }
@@ -597,7 +583,7 @@ fn hilbert_points_avx2<const CHECK: bool>(
             tail_ok &= (x >= b.min_x) & (x <= b.max_x) & (y >= b.min_y) & (y <= b.max_y);
         }
         let (cx, cy) = grid.cells32(x, y);
-        *o = crate::lut::encode32_shr(cx, cy, shift);
+        *o = encode32_shr(cx, cy, shift);
     }
     !CHECK || (_mm256_movemask_pd(ok) == 0xf && tail_ok)
 }

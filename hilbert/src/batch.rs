@@ -4,12 +4,10 @@
 //! (Hilbert on AVX2 does, with the same two passes inside).
 
 use crate::Error;
-use crate::grid::Grid;
+use crate::grid::{BLOCK, Grid};
 use crate::kernel::Accel;
 use rayon::prelude::*;
 
-/// Points per block: 1024 × (2 × 4 B) of cells stays in L1 beside the inputs.
-pub(crate) const BLOCK: usize = 1024;
 /// Points per rayon task: large enough to amortise scheduling, small enough to balance.
 pub(crate) const PAR_CHUNK: usize = 64 * BLOCK;
 

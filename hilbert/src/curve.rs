@@ -2,7 +2,8 @@
 //! [`crate::ZOrderCurve`] so their behaviour (validation, clamping, batches, Arrow) cannot drift.
 
 use crate::Error;
-use crate::batch::{self, BLOCK, CellEncoder};
+use crate::batch::{self, CellEncoder};
+use crate::grid::BLOCK;
 use arrow_array::{Array, Float64Array, UInt64Array};
 
 /// Arrow helper behind `encode_arrow`: null in either input gives null out; the value slots of

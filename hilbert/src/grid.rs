@@ -10,6 +10,7 @@
 //! value and blocks vectorisation: the value is clamped in the float domain, then `2^52` is added
 //! so the integer lands in the low mantissa bits.
 
+use crate::cast::truncate_to_u32;
 use crate::{Axis, Bounds, Error};
 
 pub(crate) const TWO_POW_32: f64 = 4_294_967_296.0;
@@ -57,21 +58,6 @@ impl Grid {
             return Ok(());
         }
         self.check_slow(x, y, index)
-    }
-
-    /// The 32-bit cells of an in-bounds point, or `None` (then [`Grid::bad_value`] names
-    /// the bad value). Same cells and the same verdict as [`Grid::check`] followed by
-    /// [`Grid::cells32_in_bounds`], in fewer instructions on x86-64.
-    #[inline(always)]
-    pub(crate) fn cells32_checked(&self, x: f64, y: f64) -> Option<(u32, u32)> {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        {
-            crate::arch::cells32_checked(self, x, y)
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-        {
-            self.cells32_checked_portable(x, y)
-        }
     }
 
     /// Portable [`Grid::cells32_checked`].
@@ -147,7 +133,7 @@ impl Grid {
         let cell = |t: f64| {
             #[expect(clippy::manual_clamp, reason = "NaN must map to cell 0")]
             let t = t.max(0.0).min(TOP);
-            crate::arch::truncate_to_u32(t)
+            truncate_to_u32(t)
         };
         (
             cell((x - self.bounds.min_x) * self.scale_x),
@@ -168,7 +154,7 @@ impl Grid {
     )]
     #[inline(always)]
     pub(crate) fn cells32_in_bounds(&self, x: f64, y: f64) -> (u32, u32) {
-        let cell = |t: f64| crate::arch::truncate_to_u32(t.min(TOP));
+        let cell = |t: f64| truncate_to_u32(t.min(TOP));
         (
             cell((x - self.bounds.min_x) * self.scale_x),
             cell((y - self.bounds.min_y) * self.scale_y),
@@ -273,6 +259,9 @@ pub(crate) fn normalize_portable<const CHECK: bool>(
     }
     ok
 }
+
+/// Points per block: 1024 × (2 × 4 B) of cells stays in L1 beside the inputs.
+pub(crate) const BLOCK: usize = 1024;
 
 #[cfg(test)]
 mod tests {

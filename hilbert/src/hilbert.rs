@@ -3,7 +3,7 @@
 use crate::batch::CellEncoder;
 use crate::grid::Grid;
 use crate::kernel::Accel;
-use crate::{Bounds, Error, lut};
+use crate::{Bounds, Error, lut, scalar};
 
 /// Hilbert keys for points inside fixed [`Bounds`], at `precision` bits per axis (1..=32).
 ///
@@ -48,7 +48,7 @@ impl HilbertCurve {
 
     #[inline(always)]
     fn key32(&self, cx: u32, cy: u32) -> u64 {
-        lut::encode32(cx, cy)
+        scalar::encode32(cx, cy)
     }
 
     /// The key at this precision if `(x, y)` lies in the bounds.
@@ -61,7 +61,7 @@ impl HilbertCurve {
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         {
             let (cx, cy) = self.grid.cells32_checked(x, y)?;
-            Some(lut::encode32_shr(cx, cy, 2 * self.grid.coarsen()))
+            Some(scalar::encode32_shr(cx, cy, 2 * self.grid.coarsen()))
         }
     }
 
@@ -84,7 +84,7 @@ impl CellEncoder for HilbertCurve {
     fn encode_cells(&self, cx: &[u32], cy: &[u32], out: &mut [u64]) {
         let shift = 2 * self.grid.coarsen();
         for ((o, &x), &y) in out.iter_mut().zip(cx).zip(cy) {
-            *o = lut::encode32_shr(x, y, shift);
+            *o = scalar::encode32_shr(x, y, shift);
         }
     }
 

@@ -46,6 +46,8 @@
 mod arch;
 mod batch;
 mod bounds;
+#[allow(unsafe_code)]
+mod cast;
 mod curve;
 mod error;
 mod geohash;
@@ -53,6 +55,7 @@ mod grid;
 mod hilbert;
 mod kernel;
 mod lut;
+mod scalar;
 mod zorder;
 
 pub use bounds::Bounds;
@@ -63,4 +66,4 @@ pub use kernel::Kernel;
 pub use zorder::ZOrderCurve;
 
 /// Points per block in batch calls; batch inputs of any length are accepted.
-pub const BLOCK_SIZE: usize = batch::BLOCK;
+pub const BLOCK_SIZE: usize = grid::BLOCK;

@@ -171,25 +171,6 @@ const fn build_tiles() -> Tiles {
     tiles
 }
 
-/// Hilbert key of 32-bit cells on the full `2^32 × 2^32` grid.
-#[inline(always)]
-pub(crate) fn encode32(x: u32, y: u32) -> u64 {
-    encode32_shr(x, y, 0)
-}
-
-/// [`encode32`] shifted right by `shift` (< 64) bits, to a coarser precision.
-#[inline(always)]
-pub(crate) fn encode32_shr(x: u32, y: u32, shift: u32) -> u64 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        crate::arch::encode32_shr(x, y, shift)
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    {
-        encode32_versions(&tile_versions(x, y)) >> shift
-    }
-}
-
 /// The tile indices of `(x, y)` under each state: entry `s * 4 + k` is tile `k` (counted from
 /// the least significant byte) transformed by state `s`. Portable twin of the SSE2 unpack in
 /// `arch::hilbert_key`.
@@ -252,7 +233,7 @@ pub(crate) fn digit_tiles_top(versions: &[u16; 16]) -> [u16; 2] {
     [versions[s2 << 2 | 2], top]
 }
 
-/// [`encode32`] from the [`tile_versions`]: the [`digit_tiles`], then four independent
+/// `scalar::encode32` from the [`tile_versions`]: the [`digit_tiles`], then four independent
 /// `digits` loads.
 #[cfg_attr(
     all(target_arch = "x86_64", target_feature = "sse2"),
@@ -268,7 +249,7 @@ pub(crate) fn encode32_versions(versions: &[u16; 16]) -> u64 {
     t3 << 48 | t2 << 32 | t1 << 16 | t0
 }
 
-/// Inverse of [`encode32`].
+/// Inverse of `scalar::encode32`.
 #[inline]
 pub(crate) fn decode32(key: u64) -> (u32, u32) {
     let table = &TABLES.decode;
@@ -344,7 +325,7 @@ mod tests {
     #[test]
     fn encode_equals_reference_and_decode_inverts_it() {
         for (x, y) in cells() {
-            let key = encode32(x, y);
+            let key = crate::scalar::encode32(x, y);
             assert_eq!(key, reference(x, y), "({x}, {y})");
             assert_eq!(decode32(key), (x, y));
         }

@@ -13,8 +13,7 @@ use crate::error::SqlError;
 use crate::name::{TableName, quote_string};
 use crate::predicate::{Literal, Predicate, function_name, literal, positional_args};
 use crate::predicate::{float, predicate_from_expr};
-use crate::procedure::{CallArgs, write_call_head};
-use crate::rewrite::in_string;
+use crate::procedure::{CallArgs, in_string, write_call_head};
 
 /// `CALL <catalog>.system.add_bbox_columns(table => ..., column => ... [, names => ...]
 /// [, where => ...] [, window => ...] [, backfill => ...])`.

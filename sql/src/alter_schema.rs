@@ -1,7 +1,7 @@
 //! Schema and name changes, in Spark's syntax for Iceberg tables:
 //! `ALTER TABLE t ADD COLUMN c type [FIRST | AFTER x]`, `ALTER TABLE t ADD COLUMNS (c type
 //! [FIRST | AFTER x], ...)`, `ALTER TABLE t DROP COLUMN [IF EXISTS] c`, `ALTER TABLE t RENAME
-//! COLUMN a TO b`, `ALTER TABLE t RENAME TO u`, and `DROP TABLE [IF EXISTS] t [PURGE]`.
+//! COLUMN a TO b`.
 
 use std::fmt;
 
@@ -11,7 +11,6 @@ use crate::create_table::{Column, parse_column};
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::name::{TableName, quote_ident, quote_string};
-use crate::statement::Statement;
 
 /// Where `ADD COLUMN` places a column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,13 +62,12 @@ pub struct AlterSchemaRequest {
     pub change: SchemaAlteration,
 }
 
-/// After `ALTER TABLE t`: the schema and name changes; `None` when the next words are none of
-/// them (the caller tries its other forms).
+/// After `ALTER TABLE t`: a column change (`ADD COLUMN[S]`, `DROP COLUMN`, `RENAME COLUMN`);
+/// `None` when the next words are none of them (the caller tries its other forms).
 pub(crate) fn parse_schema_change(
     front: &mut Front<'_>,
-    table: &TableName,
-) -> Result<Option<Statement>, SqlError> {
-    let statement = if front.words(&["ADD", "COLUMNS"]) {
+) -> Result<Option<SchemaAlteration>, SqlError> {
+    let change = if front.words(&["ADD", "COLUMNS"]) {
         front.expect(&Token::LParen)?;
         let mut columns = Vec::new();
         loop {
@@ -79,38 +77,23 @@ pub(crate) fn parse_schema_change(
             }
         }
         front.expect(&Token::RParen)?;
-        alter(table, SchemaAlteration::AddColumns(columns))
+        SchemaAlteration::AddColumns(columns)
     } else if front.words(&["ADD", "COLUMN"]) {
-        alter(
-            table,
-            SchemaAlteration::AddColumns(vec![parse_added(front)?]),
-        )
+        SchemaAlteration::AddColumns(vec![parse_added(front)?])
     } else if front.words(&["DROP", "COLUMN"]) {
         let if_exists = front.words(&["IF", "EXISTS"]);
         let column = front.identifier("a column name")?;
-        alter(table, SchemaAlteration::DropColumn { column, if_exists })
+        SchemaAlteration::DropColumn { column, if_exists }
     } else if front.words(&["RENAME", "COLUMN"]) {
         let from = front.identifier("a column name")?;
         front.expect_word("TO")?;
         let to = front.identifier("the new column name")?;
-        alter(table, SchemaAlteration::RenameColumn { from, to })
-    } else if front.words(&["RENAME", "TO"]) {
-        Statement::RenameTable {
-            table: table.clone(),
-            to: front.table_name()?,
-        }
+        SchemaAlteration::RenameColumn { from, to }
     } else {
         return Ok(None);
     };
     front.finish()?;
-    Ok(Some(statement))
-}
-
-fn alter(table: &TableName, change: SchemaAlteration) -> Statement {
-    Statement::AlterSchema(AlterSchemaRequest {
-        table: table.clone(),
-        change,
-    })
+    Ok(Some(change))
 }
 
 /// `c type [NOT NULL] [COMMENT '...'] [FIRST | AFTER x]`.
@@ -124,19 +107,6 @@ fn parse_added(front: &mut Front<'_>) -> Result<AddedColumn, SqlError> {
         ColumnPlacement::Last
     };
     Ok(AddedColumn { column, placement })
-}
-
-/// After `DROP TABLE`: `[IF EXISTS] t [PURGE]`.
-pub(crate) fn parse_drop_table(front: &mut Front<'_>) -> Result<Statement, SqlError> {
-    let if_exists = front.words(&["IF", "EXISTS"]);
-    let table = front.table_name()?;
-    let purge = front.word("PURGE");
-    front.finish()?;
-    Ok(Statement::DropTable {
-        table,
-        if_exists,
-        purge,
-    })
 }
 
 impl fmt::Display for AddedColumn {

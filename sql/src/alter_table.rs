@@ -1,32 +1,50 @@
 //! `ALTER TABLE t SET TBLPROPERTIES (...)` and `ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS]
-//! (...)`, in Spark's syntax.
+//! (...)`, in Spark's syntax, and the other `ALTER TABLE` forms routed through it (`ADD /
+//! DROP / RENAME COLUMN`, `RENAME TO`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use sqlparser::tokenizer::Token;
 
-use crate::alter_schema::parse_schema_change;
+use crate::alter_schema::{SchemaAlteration, parse_schema_change};
 use crate::create_table::parse_properties;
 use crate::error::SqlError;
 use crate::front::Front;
-use crate::name::quote_string;
-use crate::statement::Statement;
+use crate::name::{TableName, quote_string};
 
-/// After `ALTER TABLE`.
-pub(crate) fn parse_alter_table(front: &mut Front<'_>) -> Result<Statement, SqlError> {
+/// What one `ALTER TABLE t ...` changes.
+pub(crate) enum TableChange {
+    /// `ADD COLUMN[S]`, `DROP COLUMN`, `RENAME COLUMN`.
+    Schema(SchemaAlteration),
+    /// `RENAME TO u`.
+    Rename(TableName),
+    /// `SET TBLPROPERTIES (...)`.
+    SetProperties(BTreeMap<String, String>),
+    /// `UNSET TBLPROPERTIES [IF EXISTS] (...)`.
+    UnsetProperties {
+        /// The keys, as written.
+        keys: Vec<String>,
+        /// `IF EXISTS`.
+        if_exists: bool,
+    },
+}
+
+/// After `ALTER TABLE`: the table and its change.
+pub(crate) fn parse_alter_table(
+    front: &mut Front<'_>,
+) -> Result<(TableName, TableChange), SqlError> {
     let table = front.table_name()?;
-    if let Some(statement) = parse_schema_change(front, &table)? {
-        return Ok(statement);
+    if let Some(change) = parse_schema_change(front)? {
+        return Ok((table, TableChange::Schema(change)));
     }
-    let statement = if front.words(&["SET", "TBLPROPERTIES"]) {
-        Statement::SetTblProperties {
-            table,
-            properties: parse_properties(front)?,
-        }
+    let change = if front.words(&["RENAME", "TO"]) {
+        TableChange::Rename(front.table_name()?)
+    } else if front.words(&["SET", "TBLPROPERTIES"]) {
+        TableChange::SetProperties(parse_properties(front)?)
     } else if front.words(&["UNSET", "TBLPROPERTIES"]) {
         let if_exists = front.words(&["IF", "EXISTS"]);
-        Statement::UnsetTblProperties {
-            table,
+        TableChange::UnsetProperties {
             keys: parse_keys(front)?,
             if_exists,
         }
@@ -47,7 +65,7 @@ pub(crate) fn parse_alter_table(front: &mut Front<'_>) -> Result<Statement, SqlE
         });
     };
     front.finish()?;
-    Ok(statement)
+    Ok((table, change))
 }
 
 /// `('key', ...)`: at least one key, none twice.

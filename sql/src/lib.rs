@@ -91,12 +91,14 @@ mod alter_table;
 mod create_table;
 mod error;
 mod front;
+mod hilbert_index;
 mod maintenance;
 mod name;
 mod predicate;
 mod procedure;
 mod rewrite;
 mod rewrite_manifests;
+mod router;
 mod sort_order;
 mod spatial;
 mod statement;
@@ -110,6 +112,7 @@ pub use create_table::{
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
 pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
 pub use geoberg_crs::{Crs, EdgeAlgorithm};
+pub use hilbert_index::HilbertIndex;
 pub use maintenance::{
     EXPIRE_SNAPSHOTS_DEFAULT_AGE, EXPIRE_SNAPSHOTS_DEFAULT_RETAIN_LAST, ExpireSnapshotsRequest,
     OlderThan, REMOVE_ORPHAN_FILES_DEFAULT_AGE, RemoveOrphanFilesRequest, TIMESTAMP_FORMAT,
@@ -117,13 +120,14 @@ pub use maintenance::{
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};
 pub use procedure::SUPPORTED_PROCEDURES;
-pub use rewrite::{HilbertIndex, REWRITE_ALL, RewriteRequest, RewriteStrategy};
+pub use rewrite::{REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use rewrite_manifests::RewriteManifestsRequest;
+pub use router::parse;
 pub use sort_order::{
     NullOrder, SORT_ORDER_FORMS, SortDirection, SortField, SortOrder, parse_sort_order,
 };
 pub use spatial::{SpatialFilter, SpatialRelation, Window};
-pub use statement::{Statement, parse};
+pub use statement::Statement;
 pub use upgrade_geometry::UpgradeGeometryRequest;
 
 /// Parses a WHERE condition on its own (as `where => "..."` holds it), e.g. for the table

@@ -6,16 +6,10 @@ use std::fmt;
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
 
-use crate::add_bbox_columns::add_bbox_columns_from_call;
 use crate::error::SqlError;
 use crate::front::Front;
-use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_call};
 use crate::name::{TableName, quote_ident, quote_string};
 use crate::predicate::{Literal, function_name, literal};
-use crate::rewrite::{in_string, rewrite_from_call};
-use crate::rewrite_manifests::rewrite_manifests_from_call;
-use crate::statement::Statement;
-use crate::upgrade_geometry::upgrade_geometry_from_call;
 
 /// The procedures geoberg runs, named in every "no such procedure" message.
 pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
@@ -111,6 +105,11 @@ pub(crate) struct CallArgs<'e> {
 }
 
 impl<'e> CallArgs<'e> {
+    /// The procedure's name, e.g. `rewrite_data_files`.
+    pub(crate) fn procedure(&self) -> &'static str {
+        self.procedure.name
+    }
+
     /// The argument given for `parameter` (one of the procedure's names).
     pub(crate) fn get(&self, parameter: &str) -> Option<&'e Expr> {
         let slot = self
@@ -153,11 +152,10 @@ impl<'e> CallArgs<'e> {
     }
 }
 
-/// After `CALL`.
-pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
-    let call = front.expr()?;
-    front.finish()?;
-    let Expr::Function(function) = &call else {
+/// After `CALL`: the called procedure (one of [`SUPPORTED_PROCEDURES`]) with its arguments
+/// bound; the statement router turns them into the procedure's request.
+pub(crate) fn bind_call(call: &Expr) -> Result<CallArgs<'_>, SqlError> {
+    let Expr::Function(function) = call else {
         return Err(SqlError::Unsupported {
             statement: format!("CALL {call}"),
         });
@@ -189,15 +187,7 @@ pub(crate) fn parse_call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
             ),
         ));
     };
-    let args = bind(procedure, &function.args, catalog)?;
-    match procedure.name {
-        "rewrite_data_files" => rewrite_from_call(&args).map(Statement::Rewrite),
-        "expire_snapshots" => expire_snapshots_from_call(&args).map(Statement::ExpireSnapshots),
-        "rewrite_manifests" => rewrite_manifests_from_call(&args).map(Statement::RewriteManifests),
-        "upgrade_geometry" => upgrade_geometry_from_call(&args).map(Statement::UpgradeGeometry),
-        "add_bbox_columns" => add_bbox_columns_from_call(&args).map(Statement::AddBBoxColumns),
-        _ => remove_orphan_files_from_call(&args).map(Statement::RemoveOrphanFiles),
-    }
+    bind(procedure, &function.args, catalog)
 }
 
 /// Binds the call's arguments to the procedure's parameters: by name, or by position in
@@ -299,4 +289,29 @@ pub(crate) fn write_call_head(
     }
     let table = table.without_catalog().to_string();
     write!(f, "table => {}", quote_string(&table))
+}
+
+/// Parses SQL held in a string argument, positioning errors within that string.
+pub(crate) fn in_string<T>(
+    argument: &'static str,
+    expr: &Expr,
+    parse: impl FnOnce(&mut Front<'_>) -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
+    let text = string_arg(argument, expr)?;
+    Front::new(&text)
+        .and_then(|mut front| parse(&mut front))
+        .map_err(|source| SqlError::InArgument {
+            argument,
+            source: Box::new(source),
+        })
+}
+
+pub(crate) fn string_arg(argument: &str, expr: &Expr) -> Result<String, SqlError> {
+    match literal(expr) {
+        Ok(Literal::String(s)) => Ok(s),
+        _ => Err(SqlError::invalid(
+            format!("argument `{argument}`"),
+            format!("expected a quoted string, found {expr}"),
+        )),
+    }
 }

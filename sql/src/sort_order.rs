@@ -22,9 +22,9 @@ use sqlparser::tokenizer::Token;
 
 use crate::error::SqlError;
 use crate::front::Front;
+use crate::hilbert_index::{HilbertIndex, hilbert};
 use crate::name::quote_ident;
 use crate::predicate::{column_name, function_name, positional_args};
-use crate::rewrite::{HilbertIndex, hilbert};
 
 /// The three accepted forms, for error messages.
 pub const SORT_ORDER_FORMS: &str = "<column> [ASC|DESC] [NULLS FIRST|NULLS LAST], ...; \

@@ -1,19 +1,14 @@
 use std::fmt;
 
-use sqlparser::tokenizer::Token;
-
 use std::collections::BTreeMap;
 
 use crate::add_bbox_columns::AddBBoxColumnsRequest;
-use crate::alter_schema::{AlterSchemaRequest, parse_drop_table};
-use crate::alter_table::{parse_alter_table, write_keys, write_properties};
-use crate::create_table::{CreateTableRequest, parse_create_table};
-use crate::error::SqlError;
-use crate::front::Front;
+use crate::alter_schema::AlterSchemaRequest;
+use crate::alter_table::{write_keys, write_properties};
+use crate::create_table::CreateTableRequest;
 use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
 use crate::name::{TableName, quote_string};
-use crate::procedure::parse_call;
-use crate::rewrite::{RewriteRequest, parse_create_spatial_index};
+use crate::rewrite::RewriteRequest;
 use crate::rewrite_manifests::RewriteManifestsRequest;
 use crate::upgrade_geometry::UpgradeGeometryRequest;
 
@@ -143,89 +138,5 @@ impl fmt::Display for Statement {
             Statement::UpgradeGeometry(r) => write!(f, "{r}"),
             Statement::AddBBoxColumns(r) => write!(f, "{r}"),
         }
-    }
-}
-
-/// Parses one statement (an optional trailing `;` is allowed).
-///
-/// Keywords are case-insensitive; names may be dotted and backtick-quoted. Input over
-/// [`crate::MAX_STATEMENT_BYTES`], nested deeper than [`crate::MAX_NESTING_DEPTH`] or with more
-/// than [`crate::MAX_OPERATORS`] operators is refused before parsing.
-pub fn parse(sql: &str) -> Result<Statement, SqlError> {
-    let mut front = Front::new(sql)?;
-    if front.words(&["CREATE", "SPATIAL", "INDEX"]) {
-        front.expect_word("FOR")?;
-        return parse_create_spatial_index(&mut front).map(Statement::Rewrite);
-    }
-    if front.words(&["CREATE", "TABLE"]) {
-        return parse_create_table(&mut front).map(Statement::CreateTable);
-    }
-    if front.word("CALL") {
-        return parse_call(&mut front);
-    }
-    if front.words(&["ALTER", "TABLE"]) {
-        return parse_alter_table(&mut front);
-    }
-    if front.words(&["DROP", "TABLE"]) {
-        return parse_drop_table(&mut front);
-    }
-    if front.words(&["SHOW", "CREATE", "TABLE"]) {
-        let table = front.table_name()?;
-        front.finish()?;
-        return Ok(Statement::ShowCreateTable(table));
-    }
-    if front.words(&["SHOW", "TBLPROPERTIES"]) {
-        let table = front.table_name()?;
-        let key = if front.consume(&Token::LParen) {
-            let key = front.string()?;
-            front.expect(&Token::RParen)?;
-            Some(key)
-        } else {
-            None
-        };
-        front.finish()?;
-        return Ok(Statement::ShowTblProperties { table, key });
-    }
-    if front.word("DESCRIBE") || front.word("DESC") {
-        front.word("TABLE");
-        let table = front.table_name()?;
-        front.finish()?;
-        return Ok(Statement::Describe(table));
-    }
-    Err(unsupported_statement(&mut front))
-}
-
-/// Statement keywords whose next word is an operand (a column, a table, a query), not part of
-/// the statement kind: `SELECT count(*)` is named `SELECT`, not `SELECT COUNT`.
-const ONE_WORD_KINDS: [&str; 4] = ["SELECT", "EXPLAIN", "WITH", "UPDATE"];
-
-/// Names the statement kind from its first words (`CREATE VIEW`, `DROP TABLE`, `INSERT INTO`,
-/// `SELECT`).
-fn unsupported_statement(front: &mut Front<'_>) -> SqlError {
-    if !matches!(front.peek().token, Token::Word(_) | Token::EOF) {
-        return front.error_here(
-            "expected a statement keyword such as CREATE, ALTER, CALL, SHOW or DESCRIBE",
-        );
-    }
-    let mut words: Vec<String> = Vec::new();
-    for _ in 0..2 {
-        if words
-            .first()
-            .is_some_and(|w| ONE_WORD_KINDS.contains(&w.as_str()))
-        {
-            break;
-        }
-        match front.next().token {
-            Token::Word(w) => words.push(w.value.to_uppercase()),
-            Token::EOF if words.is_empty() => {
-                return SqlError::Unsupported {
-                    statement: "an empty statement".to_string(),
-                };
-            }
-            _ => break,
-        }
-    }
-    SqlError::Unsupported {
-        statement: words.join(" "),
     }
 }

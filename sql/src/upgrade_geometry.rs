@@ -8,8 +8,7 @@ use std::fmt;
 use crate::error::SqlError;
 use crate::name::{TableName, quote_string};
 use crate::predicate::{Literal, literal};
-use crate::procedure::{CallArgs, write_call_head};
-use crate::rewrite::in_string;
+use crate::procedure::{CallArgs, in_string, write_call_head};
 
 /// `CALL <catalog>.system.upgrade_geometry(table => ..., column => ..., srid => ...
 /// [, target => ...])`.

@@ -14,34 +14,8 @@ use std::time::{Duration, Instant};
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use geoberg_table::{
-    BBox, Catalog, Column, CreateTable, DataType, RowChangeMode, RowDeltaReport, RowFilter,
-    SqliteCatalog, Table, TableIdent,
+    BBox, Catalog, RowChangeMode, RowDeltaReport, RowFilter, SqliteCatalog, Table, TableIdent,
 };
-
-const BATCH: usize = 100_000;
-
-/// A format-version 3 table of `rows` points appended in batches, then Hilbert-clustered
-/// into 64 files.
-fn build(catalog: Arc<dyn Catalog>, rows: usize) -> Table {
-    let mut table = CreateTable::new([
-        Column::new("id", DataType::Long).required(),
-        Column::new("g", DataType::parse("geometry(4326)").unwrap()),
-    ])
-    .property("format-version", "3")
-    .create(catalog, &TableIdent::new("bench", "points").unwrap())
-    .unwrap();
-    for start in (0..rows).step_by(BATCH) {
-        let batch = points::batch(start..rows.min(start + BATCH), "g");
-        table = table.append(&[batch]).unwrap().0;
-    }
-    table
-        .rewrite()
-        .hilbert("g", 16)
-        .option("target-file-count", "64")
-        .execute()
-        .unwrap()
-        .0
-}
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -121,7 +95,7 @@ fn main() {
     );
     catalog.create_namespace("bench").unwrap();
     let start = Instant::now();
-    let table = build(catalog, rows);
+    let table = points::clustered_table(catalog, rows);
     eprintln!("append + CREATE SPATIAL INDEX: {:.1?}", start.elapsed());
     // 36 x 17 degrees: 1% of the data's extent.
     let window = BBox::new(10.0, 20.0, 46.0, 37.0);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
+use geoberg_table::{Catalog, Column, CreateTable, DataType, Table, TableIdent};
 
 /// A numeric setting from the environment, or `default`.
 pub fn env(name: &str, default: usize) -> usize {
@@ -49,4 +50,31 @@ pub fn batch(ids: std::ops::Range<usize>, column: &str) -> RecordBatch {
         ],
     )
     .unwrap()
+}
+
+/// Rows appended per batch by [`clustered_table`].
+const BATCH: usize = 100_000;
+
+/// A format-version 3 table `bench.points` of `rows` points appended in batches, then
+/// Hilbert-clustered into 64 files: the demo layout the row-change benches change.
+#[allow(dead_code)] // Used by the row-change benches, not by every bench including this module.
+pub fn clustered_table(catalog: Arc<dyn Catalog>, rows: usize) -> Table {
+    let mut table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("g", DataType::geometry(4326)),
+    ])
+    .property("format-version", "3")
+    .create(catalog, &TableIdent::new("bench", "points").unwrap())
+    .unwrap();
+    for start in (0..rows).step_by(BATCH) {
+        let batch = batch(start..rows.min(start + BATCH), "g");
+        table = table.append(&[batch]).unwrap().0;
+    }
+    table
+        .rewrite()
+        .hilbert("g", 16)
+        .option("target-file-count", "64")
+        .execute()
+        .unwrap()
+        .0
 }
