@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::error::Error;
 use geoberg_crs::FormatVersion;
-use geoberg_pruning::{FileIndex, SpatialFilter};
+use geoberg_pruning::{BoxFilter, FileIndex};
 
 use crate::layout::{Layout, Strategy};
 use crate::sample::TableSample;
@@ -42,8 +42,7 @@ pub fn evaluate(layout: &Layout, workload: &Workload) -> Result<Vec<WindowResult
     let mut results: Vec<WindowResult> = Vec::new();
     let mut sums: Vec<(f64, f64)> = Vec::new(); // (bytes read, matching bytes) per size
     for w in &workload.windows {
-        let plan =
-            index.plan(&SpatialFilter::intersects(w.bbox).with_crs(layout.crs.declared()))?;
+        let plan = index.plan(&BoxFilter::intersects(w.bbox).with_crs(layout.crs.declared()))?;
         let (read_files, read_bytes) = (plan.read().files as usize, plan.read().bytes);
         let idx = match results
             .iter()

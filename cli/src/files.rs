@@ -32,7 +32,7 @@ pub fn overlap_depth(files: &[FileBounds]) -> f64 {
         .iter()
         .filter_map(|f| f.bbox)
         .flat_map(pieces)
-        .map(|b| geoberg_rewrite::Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+        .map(geoberg_rewrite::Extent::from)
         .collect();
     geoberg_rewrite::overlap_depth(&boxes)
 }

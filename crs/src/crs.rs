@@ -50,6 +50,24 @@ impl Crs {
     /// Spherical Web Mercator.
     pub const WEB_MERCATOR: Crs = Crs::Epsg(3857);
 
+    /// The CRS geoberg declares for an SRID, as `geometry(<srid>)` reads it: 4326 is `OGC:CRS84`
+    /// (the Iceberg default), 3857 is `EPSG:3857`, any other `n` is `srid:<n>`.
+    ///
+    /// ```
+    /// use geoberg_crs::Crs;
+    ///
+    /// assert_eq!(Crs::for_srid(4326), Crs::OgcCrs84);
+    /// assert_eq!(Crs::for_srid(3857), Crs::Epsg(3857));
+    /// assert_eq!(Crs::for_srid(0), Crs::Srid(0));
+    /// ```
+    pub fn for_srid(srid: i32) -> Crs {
+        match srid {
+            4326 => Crs::OgcCrs84,
+            3857 => Crs::Epsg(3857),
+            n => Crs::Srid(n),
+        }
+    }
+
     /// The numeric SRID when the CRS has one we can name: 4326 for `OGC:CRS84`, the code for
     /// `EPSG:`/`srid:`, `None` for PROJJSON and other authorities.
     pub fn srid(&self) -> Option<i32> {

@@ -91,7 +91,7 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
     let name = field.name();
     // A column declared in CREATE TABLE (geometry(4326), geography(4326), bare geometry).
     if let Some(declared) = field.metadata().get(SQL_TYPE_METADATA) {
-        return DataType::parse(declared).map_err(table_error);
+        return DataType::parse(declared).map_err(|e| table_error(e.into()));
     }
     // A geometry computed by the query: its CRS is what SedonaDB's type says.
     let sedona = SedonaType::from_storage_field(field)?;

@@ -23,6 +23,7 @@ use datafusion::error::Result;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use geoberg_geostats::BBox;
 use geoberg_pruning::FileBounds;
+use geoberg_table::{root_column, row_group_bounds};
 use object_store::ObjectStore;
 use rstar::primitives::Rectangle;
 use rstar::{AABB, Envelope, RTree};
@@ -208,15 +209,11 @@ pub(crate) async fn prune_row_groups(
     let footers = read_footers(store, cache, &files).await?;
     let mut kept = Vec::with_capacity(slices.len());
     for (mut slice, footer) in slices.into_iter().zip(footers) {
-        let leaves = footer.file_metadata().schema_descr();
-        let Some(leaf) = (0..leaves.num_columns()).find(|&i| {
-            let descriptor = leaves.column(i);
-            let path = descriptor.path().parts();
-            path.len() == 1 && path[0] == column
-        }) else {
+        let Some(root) = root_column(&footer, None, column) else {
             kept.push(slice);
             continue;
         };
+        let bounds_of = row_group_bounds(&footer, root);
         let groups = footer.row_groups();
         let selection = slice
             .row_groups
@@ -227,20 +224,9 @@ pub(crate) async fn prune_row_groups(
                 rows: groups.iter().map(|g| g.num_rows().max(0) as u64).collect(),
             });
         let may_meet = |i: usize| {
-            let Some(group) = groups.get(i) else {
-                return true;
-            };
-            let chunk = group.column(leaf);
-            let rows = group.num_rows().max(0) as u64;
-            let all_null = chunk
-                .statistics()
-                .and_then(|s| s.null_count_opt())
-                .is_some_and(|nulls| rows > 0 && nulls == rows);
-            let bbox = chunk
-                .geo_statistics()
-                .and_then(|g| g.bounding_box())
-                .map(|b| BBox::new(b.get_xmin(), b.get_ymin(), b.get_xmax(), b.get_ymax()));
-            !all_null && bbox.is_none_or(|b| bounds.may_meet(&b))
+            bounds_of
+                .get(i)
+                .is_none_or(|g| !g.all_null && g.bbox.is_none_or(|b| bounds.may_meet(&b)))
         };
         let (read, skipped): (Vec<usize>, Vec<usize>) =
             selection.read.iter().copied().partition(|&i| may_meet(i));

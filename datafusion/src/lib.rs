@@ -159,7 +159,6 @@ pub use join_bounds_rule::{BuildBoundsExec, JoinBoundsPruning};
 pub use output::{json_rows, pretty_format};
 pub use provider::GeobergTableProvider;
 pub use route::{Route, route, split_statements};
-pub use row_positions::{LAST_UPDATED_COLUMN, METADATA_COLUMNS, ROW_ID_COLUMN};
 pub use scan_exec::{GeobergScanExec, ScanSpec};
 pub use scan_plan::{FileSlice, PruningSummary, RowGroupSelection};
 pub use session::{BlockingSession, ScanReport, Session, StatementOutput, sedona_context};

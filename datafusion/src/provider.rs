@@ -13,7 +13,6 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
-use geoberg_crs::ColumnType;
 use geoberg_table::Table;
 
 use crate::deleted_rows::DeletedRows;
@@ -104,6 +103,7 @@ impl TableProvider for GeobergTableProvider {
         .map_err(table_error)?;
         let mut summary = choice.summary;
         let files = choice.files;
+        let choice_filter = choice.filter;
 
         // Footers are worth reading at planning to skip row groups on their geo statistics,
         // and to split a few large files over the partitions by row group; deleted positions
@@ -132,12 +132,7 @@ impl TableProvider for GeobergTableProvider {
             let store = runtime.object_store(&store_url)?;
             let cache = runtime.cache_manager.get_file_metadata_cache();
             let footers = read_footers(&store, &cache, &files).await?;
-            let column_types: std::collections::HashMap<String, ColumnType> = table
-                .geo_columns()
-                .iter()
-                .map(|g| (g.name.clone(), g.column_type.clone()))
-                .collect();
-            selections = plan_row_groups(&footers, &pushed.spatial, &column_types, &mut summary);
+            selections = plan_row_groups(&table, &footers, &choice_filter, &mut summary);
         }
         let partitions = partition(&files, &selections, &deleted, target_partitions);
 

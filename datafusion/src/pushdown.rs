@@ -356,7 +356,6 @@ fn civil_date(days: i32) -> Option<String> {
 mod tests {
     use super::*;
     use datafusion::prelude::{col, lit};
-    use geoberg_pruning::SpatialFilter;
     use std::ops::Not;
     use std::sync::Arc;
 
@@ -413,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn pruning_trees_simplify_and_select() {
+    fn pruning_trees_simplify_and_translate() {
         let a = SpatialPruning::Intersects {
             column: "g".into(),
             bbox: [0.0, 0.0, 1.0, 1.0],
@@ -428,13 +427,10 @@ mod tests {
             column: "h".into(),
             bbox: [5.0, 5.0, 6.0, 6.0],
         });
-        let mut leaf = |column: &str, _: &SpatialFilter| -> Result<_, ()> {
-            Ok(Some(match column {
-                "g" => vec![true, false, false],
-                _ => vec![false, false, true],
-            }))
-        };
-        assert_eq!(both.select(3, &mut leaf).unwrap(), [true, false, true]);
+        // Files and row groups are selected on the tree as the table's one ScanFilter.
+        assert!(
+            matches!(both.scan_filter(), geoberg_table::ScanFilter::Or(leaves) if leaves.len() == 2)
+        );
         assert_eq!(both.columns(), ["g", "h"]);
         assert_eq!(both.to_string(), "(g && [0, 0, 1, 1] OR h && [5, 5, 6, 6])");
     }

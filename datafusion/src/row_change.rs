@@ -29,12 +29,15 @@ use datafusion::sql::sqlparser::ast::{
     MergeInsertKind, ObjectName, ObjectNamePart, Query, Statement, TableAlias, TableFactor,
     TableWithJoins, Update, UpdateTableFromKind, VisitMut, VisitorMut,
 };
-use geoberg_table::{Catalog, FILE_COLUMN, POS_COLUMN, RowChangeKind, Table, TableIdent};
+use geoberg_table::{
+    Catalog, FILE_COLUMN, METADATA_COLUMNS, POS_COLUMN, ROW_ID_COLUMN, RowChangeKind, Table,
+    TableIdent,
+};
 
 use crate::error::{Error, Result};
 use crate::geo_schema::table_arrow_schema;
 use crate::insert::{derived_columns, label_batches};
-use crate::row_positions::{METADATA_COLUMNS, ROW_ID_COLUMN, RowPositionsProvider};
+use crate::row_positions::RowPositionsProvider;
 
 /// The DataFusion catalog and schema the pinned views are registered in for one statement.
 const VIEW_CATALOG: &str = "datafusion";

@@ -29,22 +29,14 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
 };
 use futures::StreamExt;
-use geoberg_table::{FILE_COLUMN, POS_COLUMN, ScanTask, Table};
+use geoberg_table::{
+    FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, POS_COLUMN, ROW_ID_COLUMN, ScanTask, Table,
+};
 
 use crate::error::table_error;
 use crate::geo_schema::table_arrow_schema;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_plan::choose_files;
-
-/// `_row_id`: a row's lineage id (format-version 3).
-pub const ROW_ID_COLUMN: &str = "_row_id";
-/// `_last_updated_sequence_number`: the sequence number of the commit that last changed the
-/// row (format-version 3).
-pub const LAST_UPDATED_COLUMN: &str = "_last_updated_sequence_number";
-
-/// Every metadata column a geoberg table answers to.
-pub const METADATA_COLUMNS: [&str; 4] =
-    [FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMN, LAST_UPDATED_COLUMN];
 
 /// A pinned table version with its metadata columns, as a DataFusion table.
 #[derive(Debug)]
@@ -67,7 +59,11 @@ impl RowPositionsProvider {
         fields.push(Field::new(POS_COLUMN, DataType::Int64, false));
         if lineage {
             fields.push(Field::new(ROW_ID_COLUMN, DataType::Int64, true));
-            fields.push(Field::new(LAST_UPDATED_COLUMN, DataType::Int64, true));
+            fields.push(Field::new(
+                LAST_UPDATED_SEQUENCE_NUMBER_COLUMN,
+                DataType::Int64,
+                true,
+            ));
         }
         Ok(RowPositionsProvider {
             columns: TableColumns::of(&table),

@@ -2,16 +2,13 @@
 //! the pushed filters translated into its `ScanFilter`), which of their row groups (Parquet geo
 //! statistics), and how the work spreads over DataFusion's partitions.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::error::Result;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use futures::StreamExt;
-use geoberg_crs::ColumnType;
-use geoberg_geostats::BBox;
-use geoberg_pruning::{FileBounds, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_pruning::FileBounds;
 use geoberg_table::{ScanFilter, Table};
 use object_store::{ObjectMeta, ObjectStore};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
@@ -19,7 +16,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::deleted_rows::DeletedRows;
 use crate::pushdown::PushedFilters;
-use crate::spatial_pruning::SpatialPruning;
 use crate::store::object_path;
 
 /// Footers read at once while planning.
@@ -90,11 +86,13 @@ pub struct PruningSummary {
     pub reasons: Vec<String>,
 }
 
-/// The files to read, before their footers are looked at.
+/// The files to read, before their footers are looked at, and the filter they were planned
+/// with (which then selects their row groups).
 #[derive(Debug, Clone)]
 pub(crate) struct FileChoice {
     pub files: Vec<FileBounds>,
     pub summary: PruningSummary,
+    pub filter: ScanFilter,
 }
 
 /// Chooses the data files of `table`'s current snapshot that may hold a row matching `pushed`:
@@ -106,11 +104,12 @@ pub(crate) fn choose_files(
     table: &Table,
     pushed: &PushedFilters,
 ) -> geoberg_table::Result<FileChoice> {
-    let (filter, refused) = pushed.scan_filter(table);
+    let (mut filter, refused) = pushed.scan_filter(table);
     let mut plan = match table.plan_files(&filter) {
         Ok(plan) => plan,
         Err(e) => {
-            let mut plan = table.plan_files(&ScanFilter::Anything)?;
+            filter = ScanFilter::Anything;
+            let mut plan = table.plan_files(&filter)?;
             plan.reasons = vec![format!("no file skipping on {}: {e}", pushed.spatial)];
             plan
         }
@@ -129,6 +128,7 @@ pub(crate) fn choose_files(
     Ok(FileChoice {
         files: plan.files,
         summary,
+        filter,
     })
 }
 
@@ -174,63 +174,6 @@ pub(crate) async fn read_footers(
         .collect()
 }
 
-/// The row groups of one file that may hold a matching row, by their geo statistics.
-fn select_row_groups(
-    footer: &ParquetMetaData,
-    spatial: &SpatialPruning,
-    column_types: &HashMap<String, ColumnType>,
-) -> Vec<bool> {
-    let row_groups = footer.row_groups();
-    let leaves = footer.file_metadata().schema_descr();
-    let mut leaf = |column: &str, filter: &SpatialFilter| -> std::result::Result<_, ()> {
-        let Some(column_type) = column_types.get(column) else {
-            return Ok(None);
-        };
-        // Geography row groups are not pruned: the Parquet geo statistics of files other
-        // writers wrote (imported files) bound the vertices, not the great-circle edges, and a
-        // footer does not say which kind it holds; files are pruned on their Iceberg bounds,
-        // which the table crate computes on the sphere.
-        if matches!(column_type, ColumnType::Geography { .. }) {
-            return Ok(None);
-        }
-        let Some(index) = (0..leaves.num_columns()).find(|&i| {
-            let path = leaves.column(i).path().parts().to_vec();
-            path.len() == 1 && path[0] == column
-        }) else {
-            return Ok(None);
-        };
-        let groups: Vec<RowGroupBounds> = row_groups
-            .iter()
-            .map(|rg| {
-                let chunk = rg.column(index);
-                let bbox = chunk
-                    .geo_statistics()
-                    .and_then(|g| g.bounding_box())
-                    .map(|b| BBox::new(b.get_xmin(), b.get_ymin(), b.get_xmax(), b.get_ymax()));
-                let rows = rg.num_rows().max(0) as u64;
-                let all_null = chunk
-                    .statistics()
-                    .and_then(|s| s.null_count_opt())
-                    .is_some_and(|nulls| rows > 0 && nulls == rows);
-                RowGroupBounds::new(rows, rg.compressed_size().max(0) as u64, bbox)
-                    .with_all_null(all_null)
-            })
-            .collect();
-        Ok(prune_row_groups(column_type, filter, &groups)
-            .ok()
-            .map(|plan| {
-                let mut keep = vec![false; groups.len()];
-                for i in plan.read_indices() {
-                    keep[i] = true;
-                }
-                keep
-            }))
-    };
-    spatial
-        .select(row_groups.len(), &mut leaf)
-        .unwrap_or_else(|()| vec![true; row_groups.len()])
-}
-
 /// What a file's footer told the planner: the row groups to read, and each row group's
 /// compressed bytes and rows.
 #[derive(Debug, Clone)]
@@ -239,18 +182,22 @@ pub(crate) struct FooterPlan {
     pub sizes: Vec<(u64, u64)>,
 }
 
-/// The row groups to read of each file whose footer was read, counted into `summary`.
+/// The row groups to read of each file whose footer was read, by the table's row-group planner
+/// on the filter the files were chosen with (a filter it cannot decide keeps every row group),
+/// counted into `summary`.
 pub(crate) fn plan_row_groups(
+    table: &Table,
     footers: &[Arc<ParquetMetaData>],
-    spatial: &SpatialPruning,
-    column_types: &HashMap<String, ColumnType>,
+    filter: &ScanFilter,
     summary: &mut PruningSummary,
 ) -> Vec<Option<FooterPlan>> {
     summary.footers_read = true;
     footers
         .iter()
         .map(|footer| {
-            let keep = select_row_groups(footer, spatial, column_types);
+            let keep = filter
+                .select_row_groups(table, footer)
+                .unwrap_or_else(|_| vec![true; footer.num_row_groups()]);
             let sizes: Vec<(u64, u64)> = footer
                 .row_groups()
                 .iter()

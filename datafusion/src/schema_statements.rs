@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use geoberg_sql::{AlterSchemaRequest, ColumnPlacement, SchemaAlteration, TableName};
-use geoberg_table::{Catalog, Column, ColumnPosition, DataType, Table};
+use geoberg_table::{Catalog, Column, ColumnPosition, Table};
 
 use crate::error::{Error, Result};
 use crate::statement_support::{one_row_of_counts, resolve};
@@ -35,7 +35,7 @@ pub(crate) fn alter_schema(
                     .into());
                 }
                 // The table crate checks the CRS against the table's format version.
-                let data_type = DataType::from_sql(&c.name, &c.data_type)?;
+                let data_type = geoberg_table::declared_type(&c.name, &c.data_type)?;
                 let column = Column::new(&c.name, data_type);
                 let column = if c.required {
                     column.required()

@@ -5,7 +5,7 @@
 
 use datafusion::logical_expr::Expr;
 use geoberg_geostats::BBox;
-use geoberg_pruning::{Predicate as PruningPredicate, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate};
 use geoberg_table::ScanFilter;
 use sedona_expr::spatial_filter::{SpatialFilter as SedonaFilter, SpatialFilterFactory};
 use sedona_geometry::interval::IntervalTrait;
@@ -153,17 +153,17 @@ impl SpatialPruning {
 
     /// The pruning crate's filter of a leaf (`None` for the others, and for a region the
     /// pruning crate cannot bound: then nothing is pruned on it).
-    pub fn leaf_filter(&self) -> Option<SpatialFilter> {
+    pub fn leaf_filter(&self) -> Option<BoxFilter> {
         match self {
-            SpatialPruning::Intersects { bbox, .. } => Some(SpatialFilter::intersects(BBox::new(
+            SpatialPruning::Intersects { bbox, .. } => Some(BoxFilter::intersects(BBox::new(
                 bbox[0], bbox[1], bbox[2], bbox[3],
             ))),
             SpatialPruning::Geography { wkb, distance, .. } => {
                 let predicate = match distance {
-                    None => PruningPredicate::Intersects,
-                    Some(d) => PruningPredicate::DistanceWithin { distance: *d },
+                    None => BoxPredicate::Intersects,
+                    Some(d) => BoxPredicate::DistanceWithin { distance: *d },
                 };
-                SpatialFilter::from_wkb(predicate, wkb).ok()
+                BoxFilter::from_wkb(predicate, wkb).ok()
             }
             _ => None,
         }
@@ -182,33 +182,6 @@ impl SpatialPruning {
             SpatialPruning::Nothing => ScanFilter::Nothing,
             SpatialPruning::Anything => ScanFilter::Anything,
         }
-    }
-
-    /// Which of `n` items (files, row groups) may hold a matching row, given which items each
-    /// leaf may match (`leaf`, called once per leaf with its column and filter). A leaf may
-    /// answer `None`: it cannot decide, and every item is kept for it.
-    pub fn select<E>(
-        &self,
-        n: usize,
-        leaf: &mut impl FnMut(&str, &SpatialFilter) -> Result<Option<Vec<bool>>, E>,
-    ) -> Result<Vec<bool>, E> {
-        Ok(match self {
-            SpatialPruning::Intersects { column, .. }
-            | SpatialPruning::Geography { column, .. } => match self.leaf_filter() {
-                Some(filter) => leaf(column, &filter)?.unwrap_or_else(|| vec![true; n]),
-                None => vec![true; n],
-            },
-            SpatialPruning::And(a, b) => {
-                let (a, b) = (a.select(n, leaf)?, b.select(n, leaf)?);
-                a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
-            }
-            SpatialPruning::Or(a, b) => {
-                let (a, b) = (a.select(n, leaf)?, b.select(n, leaf)?);
-                a.iter().zip(&b).map(|(x, y)| *x || *y).collect()
-            }
-            SpatialPruning::Nothing => vec![false; n],
-            SpatialPruning::Anything => vec![true; n],
-        })
     }
 }
 

@@ -1,5 +1,5 @@
 //! `geometry(<srid>)` and `geography(<srid>)` as SQL column types of the engine's
-//! `CREATE TABLE`, parsed and checked by the table crate ([`geoberg_table::DataType::parse`]).
+//! `CREATE TABLE`, parsed by the one type parser ([`geoberg_table::DataType::parse`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;

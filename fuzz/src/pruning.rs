@@ -4,7 +4,7 @@ use arbitrary::{Result, Unstructured};
 use geoberg_crs::{ColumnType, Crs, FormatVersion, can_skip_files};
 use geoberg_geostats::{BBox, Interval};
 use geoberg_pruning::{
-    FileBounds, FileIndex, Predicate, PruneError, PrunePlan, SpatialFilter, prune_row_groups,
+    BoxFilter, BoxPredicate, FileBounds, FileIndex, PruneError, PrunePlan, prune_row_groups,
 };
 
 use crate::numbers::{any_f64, near};
@@ -70,10 +70,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     }
 
     let predicate = match u.int_in_range(0u8..=4)? {
-        0 | 1 => Predicate::Intersects,
-        2 => Predicate::Contains,
-        3 => Predicate::Within,
-        _ => Predicate::DistanceWithin {
+        0 | 1 => BoxPredicate::Intersects,
+        2 => BoxPredicate::Contains,
+        3 => BoxPredicate::Within,
+        _ => BoxPredicate::DistanceWithin {
             distance: if u.ratio(1, 8)? {
                 any_f64(u)?
             } else if sphere {
@@ -103,9 +103,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         _ => Some(Crs::Epsg(32633)),
     };
     let mut filter = match &window {
-        WindowSpec::Box(b) => SpatialFilter::new(predicate, *b),
+        WindowSpec::Box(b) => BoxFilter::new(predicate, *b),
         WindowSpec::Vertices(v) => {
-            SpatialFilter::from_wkb(predicate, &multipoint_wkb(v)).expect("our own WKB")
+            BoxFilter::from_wkb(predicate, &multipoint_wkb(v)).expect("our own WKB")
         }
     };
     if let Some(crs) = crs.clone() {
@@ -142,7 +142,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             .iter()
             .all(|v| v.is_finite());
         let distance_ok = match predicate {
-            Predicate::DistanceWithin { distance } => distance.is_finite() && distance >= 0.0,
+            BoxPredicate::DistanceWithin { distance } => distance.is_finite() && distance >= 0.0,
             _ => true,
         };
         // Z and M are optional, but when given they are numbers in order.
@@ -304,7 +304,7 @@ fn dimension_compatible(file: Option<Interval>, window: Option<Interval>) -> boo
 }
 
 /// Brute force: can a point row inside `file` match the filter?
-fn may_match(file: &BBox, window: &WindowSpec, predicate: Predicate, sphere: bool) -> bool {
+fn may_match(file: &BBox, window: &WindowSpec, predicate: BoxPredicate, sphere: bool) -> bool {
     // A vertex with a NaN coordinate is no location (its other axis still widens the window's
     // box, which only makes the planner read more).
     let located: Vec<(f64, f64)>;
@@ -320,7 +320,7 @@ fn may_match(file: &BBox, window: &WindowSpec, predicate: Predicate, sphere: boo
         w => w,
     };
     let distance = match predicate {
-        Predicate::DistanceWithin { distance } => Some(distance),
+        BoxPredicate::DistanceWithin { distance } => Some(distance),
         _ => None,
     };
     match (window, distance) {
@@ -333,7 +333,7 @@ fn may_match(file: &BBox, window: &WindowSpec, predicate: Predicate, sphere: boo
                 && dimension_compatible(file.m, w.m)
         }
         (WindowSpec::Vertices(v), None) => {
-            predicate == Predicate::Intersects && v.iter().any(|&(x, y)| in_box(file, x, y))
+            predicate == BoxPredicate::Intersects && v.iter().any(|&(x, y)| in_box(file, x, y))
         }
         (WindowSpec::Box(w), Some(d)) if !sphere => planar_box_distance(file, w) <= shrink(d),
         (WindowSpec::Vertices(v), Some(d)) if !sphere => v

@@ -1,5 +1,7 @@
 //! Axis-aligned boxes: what every pruning decision compares.
 
+use geoberg_crs::Extent;
+
 /// A closed range `[min, max]` of one coordinate dimension.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
@@ -79,6 +81,21 @@ pub struct BBox {
     pub z: Option<Interval>,
     /// M range, when the geometry has non-NaN M values.
     pub m: Option<Interval>,
+}
+
+/// The XY box of an [`Extent`] (no Z or M range): the one conversion between the `crs` crate's
+/// rectangle and this crate's box.
+impl From<Extent> for BBox {
+    fn from(e: Extent) -> Self {
+        BBox::new(e.min_x, e.min_y, e.max_x, e.max_y)
+    }
+}
+
+/// The XY rectangle of a box; its Z and M ranges are dropped.
+impl From<BBox> for Extent {
+    fn from(b: BBox) -> Self {
+        Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)
+    }
 }
 
 impl BBox {

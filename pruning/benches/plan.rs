@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
 use geoberg_geostats::BBox;
-use geoberg_pruning::{Bounded, Bounds, FileIndex, SpatialFilter};
+use geoberg_pruning::{Bounded, Bounds, BoxFilter, FileIndex};
 
 /// A compact file entry (the layout of a simulated table), bounded through the trait.
 struct Tile {
@@ -51,8 +51,8 @@ fn tiles(n: usize) -> Vec<Tile> {
 }
 
 /// A window covering 1% of the extent (a tenth of each side).
-fn one_percent() -> SpatialFilter {
-    SpatialFilter::intersects(BBox::new(10.0, 10.0, 46.0, 28.0))
+fn one_percent() -> BoxFilter {
+    BoxFilter::intersects(BBox::new(10.0, 10.0, 46.0, 28.0))
 }
 
 fn column() -> ColumnType {

@@ -4,7 +4,7 @@
 use geoberg_crs::{ColumnType, Crs, FormatVersion, can_skip_files};
 
 use crate::error::PruneError;
-use crate::filter::SpatialFilter;
+use crate::filter::BoxFilter;
 use crate::plan::{PrunePlan, Tally};
 use crate::window::{QueryBox, Surface};
 
@@ -57,7 +57,7 @@ impl ColumnRules {
     }
 
     /// The query box for `filter`, after the CRS check; `None` when the window matches nothing.
-    pub(crate) fn query(&self, filter: &SpatialFilter) -> Result<Option<QueryBox>, PruneError> {
+    pub(crate) fn query(&self, filter: &BoxFilter) -> Result<Option<QueryBox>, PruneError> {
         if let (Some(window), Some(column)) = (filter.crs(), &self.crs)
             && !window.is_same_as(column)
         {
@@ -70,7 +70,7 @@ impl ColumnRules {
     }
 
     /// A plan with nothing counted yet.
-    pub(crate) fn empty_plan(&self, filter: &SpatialFilter) -> PrunePlan {
+    pub(crate) fn empty_plan(&self, filter: &BoxFilter) -> PrunePlan {
         PrunePlan {
             filter: filter.to_string(),
             target: self.target.clone(),

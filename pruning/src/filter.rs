@@ -11,7 +11,7 @@ use crate::window::{QueryBox, Surface, XRange, grow_geography, grow_planar};
 /// The spatial predicate of a scan filter. For pruning each reduces to a box test; the exact
 /// predicate is evaluated on the rows that are read.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Predicate {
+pub enum BoxPredicate {
     /// The row geometry shares a point with the window (`ST_Intersects`); touching counts.
     Intersects,
     /// The window contains the row geometry (`ST_Contains(window, geom)`).
@@ -26,13 +26,13 @@ pub enum Predicate {
     },
 }
 
-impl fmt::Display for Predicate {
+impl fmt::Display for BoxPredicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Predicate::Intersects => f.write_str("intersects"),
-            Predicate::Contains => f.write_str("contains"),
-            Predicate::Within => f.write_str("within"),
-            Predicate::DistanceWithin { distance } => write!(f, "distance-within {distance}"),
+            BoxPredicate::Intersects => f.write_str("intersects"),
+            BoxPredicate::Contains => f.write_str("contains"),
+            BoxPredicate::Within => f.write_str("within"),
+            BoxPredicate::DistanceWithin { distance } => write!(f, "distance-within {distance}"),
         }
     }
 }
@@ -56,22 +56,22 @@ enum Window {
 ///
 /// ```
 /// use geoberg_geostats::BBox;
-/// use geoberg_pruning::{Predicate, SpatialFilter};
-/// let f = SpatialFilter::intersects(BBox::new(0.0, 0.0, 10.0, 10.0));
-/// assert_eq!(f.predicate(), Predicate::Intersects);
+/// use geoberg_pruning::{BoxPredicate, BoxFilter};
+/// let f = BoxFilter::intersects(BBox::new(0.0, 0.0, 10.0, 10.0));
+/// assert_eq!(f.predicate(), BoxPredicate::Intersects);
 /// assert_eq!(f.to_string(), "intersects box x [0, 10] y [0, 10]");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct SpatialFilter {
-    predicate: Predicate,
+pub struct BoxFilter {
+    predicate: BoxPredicate,
     window: Window,
     crs: Option<Crs>,
 }
 
-impl SpatialFilter {
+impl BoxFilter {
     /// A filter whose window is a box.
-    pub fn new(predicate: Predicate, window: BBox) -> Self {
-        SpatialFilter {
+    pub fn new(predicate: BoxPredicate, window: BBox) -> Self {
+        BoxFilter {
             predicate,
             window: Window::Box(window),
             crs: None,
@@ -80,22 +80,22 @@ impl SpatialFilter {
 
     /// Rows whose geometry intersects `window`.
     pub fn intersects(window: BBox) -> Self {
-        Self::new(Predicate::Intersects, window)
+        Self::new(BoxPredicate::Intersects, window)
     }
 
     /// Rows whose geometry `window` contains.
     pub fn contains(window: BBox) -> Self {
-        Self::new(Predicate::Contains, window)
+        Self::new(BoxPredicate::Contains, window)
     }
 
     /// Rows whose geometry lies within `window`.
     pub fn within(window: BBox) -> Self {
-        Self::new(Predicate::Within, window)
+        Self::new(BoxPredicate::Within, window)
     }
 
     /// Rows whose geometry is at most `distance` from `window`.
     pub fn distance_within(window: BBox, distance: f64) -> Self {
-        Self::new(Predicate::DistanceWithin { distance }, window)
+        Self::new(BoxPredicate::DistanceWithin { distance }, window)
     }
 
     /// A filter whose window is a WKB or EWKB geometry; an EWKB SRID becomes the window's CRS
@@ -103,10 +103,10 @@ impl SpatialFilter {
     ///
     /// Fails when the WKB cannot be decoded. An empty geometry is a valid window that matches
     /// no row.
-    pub fn from_wkb(predicate: Predicate, wkb: &[u8]) -> Result<Self, PruneError> {
+    pub fn from_wkb(predicate: BoxPredicate, wkb: &[u8]) -> Result<Self, PruneError> {
         let info = wkb_info(wkb)?;
         let geographic = geography_bbox_of_wkb(wkb)?;
-        Ok(SpatialFilter {
+        Ok(BoxFilter {
             predicate,
             window: Window::Geometry {
                 planar: info.bbox,
@@ -124,7 +124,7 @@ impl SpatialFilter {
     }
 
     /// The predicate.
-    pub fn predicate(&self) -> Predicate {
+    pub fn predicate(&self) -> BoxPredicate {
         self.predicate
     }
 
@@ -178,7 +178,7 @@ impl SpatialFilter {
             m: b.m,
             surface,
         };
-        if let Predicate::DistanceWithin { distance } = self.predicate {
+        if let BoxPredicate::DistanceWithin { distance } = self.predicate {
             if !(distance.is_finite() && distance >= 0.0) {
                 return Err(PruneError::InvalidDistance { distance });
             }
@@ -243,7 +243,7 @@ pub(crate) fn fmt_box(b: &BBox) -> String {
     s
 }
 
-impl fmt::Display for SpatialFilter {
+impl fmt::Display for BoxFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.window {
             Window::Box(b) => write!(f, "{} box {}", self.predicate, fmt_box(&b))?,

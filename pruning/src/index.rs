@@ -8,7 +8,7 @@ use geoberg_geostats::BBox;
 use crate::bounded::{Bounded, Bounds};
 use crate::column::ColumnRules;
 use crate::error::PruneError;
-use crate::filter::SpatialFilter;
+use crate::filter::BoxFilter;
 use crate::plan::{PlannedRead, PrunePlan, ReadReason, SkipReason, Tally};
 use crate::window::{QueryBox, Surface, in_geography_range, reaches_pole};
 
@@ -50,7 +50,7 @@ pub(crate) fn decide(
 pub(crate) fn plan_by_scan<T: Bounded>(
     entries: &[T],
     rules: &ColumnRules,
-    filter: &SpatialFilter,
+    filter: &BoxFilter,
 ) -> Result<PrunePlan, PruneError> {
     let query = rules.query(filter)?;
     let mut plan = rules.empty_plan(filter);
@@ -140,7 +140,7 @@ fn tree_pieces(b: &BBox, surface: Surface) -> Option<[Option<AABB<[f32; 2]>>; 2]
 /// ```
 /// use geoberg_crs::{ColumnType, Crs, FormatVersion};
 /// use geoberg_geostats::BBox;
-/// use geoberg_pruning::{FileBounds, FileIndex, SpatialFilter};
+/// use geoberg_pruning::{FileBounds, FileIndex, BoxFilter};
 ///
 /// let files = vec![
 ///     FileBounds::new("a.parquet", 100, 1_000, Some(BBox::new(0.0, 0.0, 1.0, 1.0))),
@@ -148,7 +148,7 @@ fn tree_pieces(b: &BBox, surface: Surface) -> Option<[Option<AABB<[f32; 2]>>; 2]
 ///     FileBounds::new("c.parquet", 100, 1_000, None),
 /// ];
 /// let index = FileIndex::build(files, &ColumnType::geometry(Crs::Epsg(4326)), FormatVersion::V3)?;
-/// let plan = index.plan(&SpatialFilter::intersects(BBox::new(0.5, 0.5, 2.0, 2.0)))?;
+/// let plan = index.plan(&BoxFilter::intersects(BBox::new(0.5, 0.5, 2.0, 2.0)))?;
 /// let paths: Vec<&str> = plan.read_indices().map(|i| index.entries()[i].path.as_str()).collect();
 /// assert_eq!(paths, ["a.parquet", "c.parquet"]); // c has no bounds: unknown, read
 /// assert_eq!(plan.skipped().files, 1);
@@ -242,7 +242,7 @@ impl<T: Bounded> FileIndex<T> {
     /// The entries `filter` must read, found through the R-tree.
     ///
     /// Fails when the window is invalid for the column or in another CRS.
-    pub fn plan(&self, filter: &SpatialFilter) -> Result<PrunePlan, PruneError> {
+    pub fn plan(&self, filter: &BoxFilter) -> Result<PrunePlan, PruneError> {
         let query = match self.rules.query(filter)? {
             Some(q) if !self.rules.cannot_skip() => q,
             // Nothing to search for: every entry is read, or none is.
@@ -280,7 +280,7 @@ impl<T: Bounded> FileIndex<T> {
 
     /// The same plan as [`FileIndex::plan`], by testing every entry: the reference, and the
     /// faster choice for a handful of entries.
-    pub fn plan_linear(&self, filter: &SpatialFilter) -> Result<PrunePlan, PruneError> {
+    pub fn plan_linear(&self, filter: &BoxFilter) -> Result<PrunePlan, PruneError> {
         plan_by_scan(&self.entries, &self.rules, filter)
     }
 

@@ -147,7 +147,7 @@ impl PrunePlan {
     ///     .map(|i| FileBounds::new(format!("f{i}"), 10, 100, Some(BBox::point(i as f64, 0.0))))
     ///     .collect();
     /// let index = FileIndex::build(files, &ColumnType::geometry(Crs::Epsg(4326)), FormatVersion::V3)?;
-    /// let plan = index.plan(&SpatialFilter::intersects(BBox::new(0.0, 0.0, 2.0, 1.0)))?;
+    /// let plan = index.plan(&BoxFilter::intersects(BBox::new(0.0, 0.0, 2.0, 1.0)))?;
     /// plan.assert_pruning(0.05)?; // 3 of 100 files
     /// let err = plan.assert_pruning(0.01).unwrap_err();
     /// assert!(err.to_string().contains("3/100 files scanned"));

@@ -6,7 +6,7 @@ use geoberg_geostats::BBox;
 use crate::bounded::{Bounded, Bounds};
 use crate::column::ColumnRules;
 use crate::error::PruneError;
-use crate::filter::SpatialFilter;
+use crate::filter::BoxFilter;
 use crate::index::plan_by_scan;
 use crate::plan::PrunePlan;
 
@@ -85,20 +85,20 @@ impl Bounded for RowGroupBounds {
 /// ```
 /// use geoberg_crs::{ColumnType, Crs};
 /// use geoberg_geostats::BBox;
-/// use geoberg_pruning::{prune_row_groups, RowGroupBounds, SpatialFilter};
+/// use geoberg_pruning::{prune_row_groups, RowGroupBounds, BoxFilter};
 ///
 /// let groups = [
 ///     RowGroupBounds::new(1000, 4096, Some(BBox::new(0.0, 0.0, 10.0, 10.0))),
 ///     RowGroupBounds::from_bbox_column_stats(1000, 4096, Some(20.0), Some(0.0), Some(30.0), Some(10.0)),
 /// ];
 /// let column = ColumnType::geometry(Crs::Epsg(3857));
-/// let plan = prune_row_groups(&column, &SpatialFilter::intersects(BBox::new(25.0, 5.0, 26.0, 6.0)), &groups)?;
+/// let plan = prune_row_groups(&column, &BoxFilter::intersects(BBox::new(25.0, 5.0, 26.0, 6.0)), &groups)?;
 /// assert_eq!(plan.read_indices().collect::<Vec<_>>(), [1]);
 /// # Ok::<(), geoberg_pruning::PruneError>(())
 /// ```
 pub fn prune_row_groups<T: Bounded>(
     column: &ColumnType,
-    filter: &SpatialFilter,
+    filter: &BoxFilter,
     row_groups: &[T],
 ) -> Result<PrunePlan, PruneError> {
     plan_by_scan(row_groups, &ColumnRules::for_row_groups(column), filter)

@@ -1,6 +1,6 @@
 //! The query box a filter reduces to, and the one test every entry goes through.
 //!
-//! Every predicate of [`SpatialFilter`](crate::SpatialFilter) reduces, for pruning, to "may the
+//! Every predicate of [`BoxFilter`](crate::BoxFilter) reduces, for pruning, to "may the
 //! entry's box share a point with this query box": a row the exact predicate accepts lies (or,
 //! for distance, lies within `d` of) the window, so its box meets the query box, and the entry's
 //! box holds the row's box. The exact predicate is evaluated later, on the rows.

@@ -6,7 +6,7 @@
 
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
 use geoberg_geostats::{BBox, GeographyBBoxAccumulator, Interval};
-use geoberg_pruning::{FileBounds, FileIndex, Predicate, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate, FileBounds, FileIndex};
 
 fn coords(out: &mut Vec<u8>, cs: &[(f64, f64)]) {
     out.extend((cs.len() as u32).to_le_bytes());
@@ -53,7 +53,7 @@ fn geography_files(rows: &[(&str, Vec<u8>)]) -> FileIndex<FileBounds> {
     .unwrap()
 }
 
-fn read(index: &FileIndex<FileBounds>, filter: &SpatialFilter) -> Vec<String> {
+fn read(index: &FileIndex<FileBounds>, filter: &BoxFilter) -> Vec<String> {
     let plan = index.plan(filter).unwrap();
     assert_eq!(plan, index.plan_linear(filter).unwrap(), "{filter}");
     plan.read_indices()
@@ -61,8 +61,8 @@ fn read(index: &FileIndex<FileBounds>, filter: &SpatialFilter) -> Vec<String> {
         .collect()
 }
 
-fn wkb_filter(p: Predicate, wkb: &[u8]) -> SpatialFilter {
-    SpatialFilter::from_wkb(p, wkb).unwrap()
+fn wkb_filter(p: BoxPredicate, wkb: &[u8]) -> BoxFilter {
+    BoxFilter::from_wkb(p, wkb).unwrap()
 }
 
 #[test]
@@ -86,20 +86,20 @@ fn issue_examples_on_geography() {
         ("point past 180", point(180.000_000_000_000_06, 10.0)),
         ("point at -180", point(-180.0, -30.0)),
     ]);
-    let cases: Vec<(&str, SpatialFilter, Vec<&str>)> = vec![
+    let cases: Vec<(&str, BoxFilter, Vec<&str>)> = vec![
         (
             "box 176..179 meets the line along the antimeridian",
-            SpatialFilter::intersects(BBox::new(176.0, -1.0, 179.0, 1.0)),
+            BoxFilter::intersects(BBox::new(176.0, -1.0, 179.0, 1.0)),
             vec!["line across the antimeridian"],
         ),
         (
             "box around 0 does not meet it (and holds point 0 0)",
-            SpatialFilter::intersects(BBox::new(-1.0, -1.0, 1.0, 1.0)),
+            BoxFilter::intersects(BBox::new(-1.0, -1.0, 1.0, 1.0)),
             vec!["point 0 0"],
         ),
         (
             "polygon window across the antimeridian",
-            wkb_filter(Predicate::Intersects, &antimeridian_window),
+            wkb_filter(BoxPredicate::Intersects, &antimeridian_window),
             vec![
                 "line across the antimeridian",
                 "point 175 5",
@@ -108,7 +108,7 @@ fn issue_examples_on_geography() {
         ),
         (
             "within the polygon window across the antimeridian",
-            wkb_filter(Predicate::Within, &antimeridian_window),
+            wkb_filter(BoxPredicate::Within, &antimeridian_window),
             vec![
                 "line across the antimeridian",
                 "point 175 5",
@@ -117,7 +117,7 @@ fn issue_examples_on_geography() {
         ),
         (
             "a wrapping envelope, 170 .. -170",
-            SpatialFilter::intersects(BBox::new(170.0, -10.0, -170.0, 10.0)),
+            BoxFilter::intersects(BBox::new(170.0, -10.0, -170.0, 10.0)),
             vec![
                 "line across the antimeridian",
                 "point 175 5",
@@ -126,28 +126,28 @@ fn issue_examples_on_geography() {
         ),
         (
             "a box over the North Pole meets the arc through it",
-            SpatialFilter::intersects(BBox::new(-10.0, 85.0, 10.0, 90.0)),
+            BoxFilter::intersects(BBox::new(-10.0, 85.0, 10.0, 90.0)),
             vec!["bulge over the pole"],
         ),
         (
             // (The arc over the pole has every longitude from 60N up: its file is read too.)
             "the arc from (0 60) to (90 60) rises to 67.8 at lon 45",
-            SpatialFilter::intersects(BBox::new(40.0, 66.0, 50.0, 70.0)),
+            BoxFilter::intersects(BBox::new(40.0, 66.0, 50.0, 70.0)),
             vec!["bulge over the pole", "bulge at 60N"],
         ),
         (
             "180.00000000000006 is the antimeridian, seen from the west",
-            SpatialFilter::intersects(BBox::new(-180.0, 5.0, -179.0, 15.0)),
+            BoxFilter::intersects(BBox::new(-180.0, 5.0, -179.0, 15.0)),
             vec!["point past 180"],
         ),
         (
             "-180 is the antimeridian, seen from the east",
-            SpatialFilter::intersects(BBox::new(179.0, -31.0, 180.0, -29.0)),
+            BoxFilter::intersects(BBox::new(179.0, -31.0, 180.0, -29.0)),
             vec!["point at -180"],
         ),
         (
             "a tiny window",
-            SpatialFilter::intersects(BBox::new(
+            BoxFilter::intersects(BBox::new(
                 174.999_999_9,
                 4.999_999_9,
                 175.000_000_1,
@@ -157,7 +157,7 @@ fn issue_examples_on_geography() {
         ),
         (
             "the whole world",
-            SpatialFilter::intersects(BBox::new(-180.0, -90.0, 180.0, 90.0)),
+            BoxFilter::intersects(BBox::new(-180.0, -90.0, 180.0, 90.0)),
             vec![
                 "line across the antimeridian",
                 "point 175 5",
@@ -172,7 +172,7 @@ fn issue_examples_on_geography() {
             // (0 0) is 111 195 m from (1 0): 100 km prunes it, 120 km does not.
             "dwithin 100 km is metres, not degrees",
             wkb_filter(
-                Predicate::DistanceWithin {
+                BoxPredicate::DistanceWithin {
                     distance: 100_000.0,
                 },
                 &point(1.0, 0.0),
@@ -182,7 +182,7 @@ fn issue_examples_on_geography() {
         (
             "dwithin 120 km",
             wkb_filter(
-                Predicate::DistanceWithin {
+                BoxPredicate::DistanceWithin {
                     distance: 120_000.0,
                 },
                 &point(1.0, 0.0),
@@ -191,7 +191,7 @@ fn issue_examples_on_geography() {
         ),
         (
             "dwithin 2 m (2 degrees would reach (0 0))",
-            SpatialFilter::distance_within(BBox::point(1.0, 0.0), 2.0),
+            BoxFilter::distance_within(BBox::point(1.0, 0.0), 2.0),
             vec![],
         ),
     ];
@@ -275,7 +275,7 @@ fn wrapping_boxes_against_wrapping_and_plain_windows() {
         .unwrap();
         let got = !read(
             &index,
-            &SpatialFilter::intersects(BBox::new(wx0, 0.0, wx1, 1.0)),
+            &BoxFilter::intersects(BBox::new(wx0, 0.0, wx1, 1.0)),
         )
         .is_empty();
         assert_eq!(got, expected, "{what}");
@@ -448,7 +448,7 @@ fn iceberg_evaluator_semantics() {
         };
         let files = vec![FileBounds::new("f", records, 1, bbox).with_all_null(all_null)];
         let index = FileIndex::build(files, &column, FormatVersion::V3).unwrap();
-        let got = !read(&index, &SpatialFilter::intersects(window)).is_empty();
+        let got = !read(&index, &BoxFilter::intersects(window)).is_empty();
         assert_eq!(got, expected, "{what}");
     }
 }

@@ -14,7 +14,7 @@
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
 use geoberg_geography::Geography;
 use geoberg_geostats::{BBox, GeographyBBoxAccumulator};
-use geoberg_pruning::{FileBounds, FileIndex, Predicate, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate, FileBounds, FileIndex};
 use proptest::prelude::*;
 
 fn coords(out: &mut Vec<u8>, cs: &[(f64, f64)]) {
@@ -131,16 +131,16 @@ fn shape(max_radius: f64) -> impl Strategy<Value = Shape> {
 
 #[derive(Debug, Clone)]
 enum Window {
-    Geometry(Shape, Predicate),
+    Geometry(Shape, BoxPredicate),
     Box(BBox),
 }
 
 fn window() -> impl Strategy<Value = Window> {
     let geometry = (shape(60.0), 0..3u8, 0.0..3_000_000.0f64).prop_map(|(s, k, d)| {
         let p = match k {
-            0 => Predicate::Intersects,
-            1 => Predicate::Within,
-            _ => Predicate::DistanceWithin { distance: d },
+            0 => BoxPredicate::Intersects,
+            1 => BoxPredicate::Within,
+            _ => BoxPredicate::DistanceWithin { distance: d },
         };
         Window::Geometry(s, p)
     });
@@ -195,9 +195,9 @@ fn in_box(b: &BBox, (x, y): (f64, f64)) -> bool {
 fn matches(row: &Shape, geog: &Geography, w: &Window, wgeog: Option<&Geography>) -> bool {
     match (w, wgeog) {
         (Window::Geometry(_, p), Some(q)) => match p {
-            Predicate::Intersects => geog.intersects(q),
-            Predicate::Within | Predicate::Contains => q.contains(geog),
-            Predicate::DistanceWithin { distance } => geog.dwithin(q, *distance),
+            BoxPredicate::Intersects => geog.intersects(q),
+            BoxPredicate::Within | BoxPredicate::Contains => q.contains(geog),
+            BoxPredicate::DistanceWithin { distance } => geog.dwithin(q, *distance),
         },
         (Window::Box(b), _) => {
             let v = row.vertices();
@@ -252,10 +252,10 @@ proptest! {
         for w in &windows {
             let (filter, wgeog) = match w {
                 Window::Geometry(s, p) => (
-                    SpatialFilter::from_wkb(*p, &s.wkb()).unwrap(),
+                    BoxFilter::from_wkb(*p, &s.wkb()).unwrap(),
                     Some(Geography::from_wkb(&s.wkb()).unwrap()),
                 ),
-                Window::Box(b) => (SpatialFilter::intersects(*b), None),
+                Window::Box(b) => (BoxFilter::intersects(*b), None),
             };
             let plan = index.plan(&filter).unwrap();
             prop_assert_eq!(&plan, &index.plan_linear(&filter).unwrap());

@@ -3,8 +3,8 @@
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
 use geoberg_geostats::BBox;
 use geoberg_pruning::{
-    FileBounds, FileIndex, Predicate, PruneError, ReadReason, RowGroupBounds, SkipReason,
-    SpatialFilter, prune_row_groups,
+    BoxFilter, BoxPredicate, FileBounds, FileIndex, PruneError, ReadReason, RowGroupBounds,
+    SkipReason, prune_row_groups,
 };
 
 fn grid(n: usize, cell: f64) -> Vec<FileBounds> {
@@ -50,9 +50,9 @@ fn rtree_equals_linear_scan_on_many_files() {
             next() * 20.0,
         );
         for f in [
-            SpatialFilter::intersects(BBox::new(x, y, x + w, y + h)),
-            SpatialFilter::within(BBox::point(x, y)),
-            SpatialFilter::distance_within(BBox::point(x, y), w),
+            BoxFilter::intersects(BBox::new(x, y, x + w, y + h)),
+            BoxFilter::within(BBox::point(x, y)),
+            BoxFilter::distance_within(BBox::point(x, y), w),
         ] {
             assert_eq!(
                 index.plan(&f).unwrap(),
@@ -74,7 +74,7 @@ fn rules_for_unknown_all_null_and_empty_entries() {
     ];
     let index = FileIndex::build(files, &mercator(), FormatVersion::V3).unwrap();
     let plan = index
-        .plan(&SpatialFilter::intersects(BBox::new(1.0, 1.0, 2.0, 2.0)))
+        .plan(&BoxFilter::intersects(BBox::new(1.0, 1.0, 2.0, 2.0)))
         .unwrap();
     let reads: Vec<_> = plan.reads().iter().map(|r| (r.index, r.reason)).collect();
     assert_eq!(
@@ -93,7 +93,7 @@ fn empty_window_geometry_reads_nothing() {
     // LINESTRING EMPTY
     let wkb = [1u8, 2, 0, 0, 0, 0, 0, 0, 0];
     let plan = index
-        .plan(&SpatialFilter::from_wkb(Predicate::Intersects, &wkb).unwrap())
+        .plan(&BoxFilter::from_wkb(BoxPredicate::Intersects, &wkb).unwrap())
         .unwrap();
     assert_eq!(plan.read().files, 0);
     assert_eq!(plan.skipped_count(SkipReason::OutsideWindow), 9);
@@ -102,20 +102,20 @@ fn empty_window_geometry_reads_nothing() {
 #[test]
 fn window_in_another_crs_is_an_error() {
     let index = FileIndex::build(grid(2, 1.0), &mercator(), FormatVersion::V3).unwrap();
-    let f = SpatialFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0)).with_crs(Crs::OgcCrs84);
+    let f = BoxFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0)).with_crs(Crs::OgcCrs84);
     let err = index.plan(&f).unwrap_err();
     assert!(matches!(err, PruneError::CrsMismatch { .. }));
     let msg = err.to_string();
     assert!(msg.contains("OGC:CRS84") && msg.contains("EPSG:3857") && msg.contains("ST_Transform"));
     // Same CRS under another spelling is fine.
-    let ok = SpatialFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0)).with_crs(Crs::Srid(3857));
+    let ok = BoxFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0)).with_crs(Crs::Srid(3857));
     assert_eq!(index.plan(&ok).unwrap().read().files, 4);
     // An EWKB window carries its SRID: POINT(0 0) with SRID 4326.
     let mut ewkb = vec![1u8];
     ewkb.extend((1u32 | 0x2000_0000).to_le_bytes());
     ewkb.extend(4326i32.to_le_bytes());
     ewkb.extend([0.0f64, 0.0].iter().flat_map(|v| v.to_le_bytes()));
-    let f = SpatialFilter::from_wkb(Predicate::Intersects, &ewkb).unwrap();
+    let f = BoxFilter::from_wkb(BoxPredicate::Intersects, &ewkb).unwrap();
     assert!(matches!(
         index.plan(&f),
         Err(PruneError::CrsMismatch { .. })
@@ -125,16 +125,16 @@ fn window_in_another_crs_is_an_error() {
 #[test]
 fn invalid_windows_are_errors_not_panics() {
     let geom = FileIndex::build(grid(2, 1.0), &mercator(), FormatVersion::V3).unwrap();
-    let wrap = SpatialFilter::intersects(BBox::new(10.0, 0.0, -10.0, 1.0));
+    let wrap = BoxFilter::intersects(BBox::new(10.0, 0.0, -10.0, 1.0));
     assert!(
         geom.plan(&wrap)
             .unwrap_err()
             .to_string()
             .contains("only geography")
     );
-    let nan = SpatialFilter::intersects(BBox::new(f64::NAN, 0.0, 1.0, 1.0));
+    let nan = BoxFilter::intersects(BBox::new(f64::NAN, 0.0, 1.0, 1.0));
     assert!(geom.plan(&nan).unwrap_err().to_string().contains("NaN"));
-    let d = SpatialFilter::distance_within(BBox::point(0.0, 0.0), -1.0);
+    let d = BoxFilter::distance_within(BBox::point(0.0, 0.0), -1.0);
     assert!(matches!(
         geom.plan(&d),
         Err(PruneError::InvalidDistance { .. })
@@ -145,7 +145,7 @@ fn invalid_windows_are_errors_not_panics() {
         FormatVersion::V3,
     )
     .unwrap();
-    let out = SpatialFilter::intersects(BBox::new(170.0, 0.0, 190.0, 1.0));
+    let out = BoxFilter::intersects(BBox::new(170.0, 0.0, 190.0, 1.0));
     assert!(
         geog.plan(&out)
             .unwrap_err()
@@ -153,7 +153,7 @@ fn invalid_windows_are_errors_not_panics() {
             .contains("[-180, 180]")
     );
     assert!(matches!(
-        SpatialFilter::from_wkb(Predicate::Intersects, &[1, 99]),
+        BoxFilter::from_wkb(BoxPredicate::Intersects, &[1, 99]),
         Err(PruneError::Wkb(_))
     ));
 }
@@ -168,12 +168,12 @@ fn geography_window_across_the_antimeridian() {
     ];
     let geog = ColumnType::geography(Crs::OgcCrs84);
     let index = FileIndex::build(files.clone(), &geog, FormatVersion::V3).unwrap();
-    let f = SpatialFilter::intersects(BBox::new(177.0, 0.0, -177.0, 1.0));
+    let f = BoxFilter::intersects(BBox::new(177.0, 0.0, -177.0, 1.0));
     assert_eq!(
         index.plan(&f).unwrap().read_indices().collect::<Vec<_>>(),
         [0, 1, 2]
     );
-    let g = SpatialFilter::intersects(BBox::new(-2.0, 0.0, 2.0, 1.0));
+    let g = BoxFilter::intersects(BBox::new(-2.0, 0.0, 2.0, 1.0));
     assert_eq!(
         index.plan(&g).unwrap().read_indices().collect::<Vec<_>>(),
         [3]
@@ -188,7 +188,7 @@ fn geography_window_across_the_antimeridian() {
 fn assert_pruning_names_scanned_and_total() {
     let index = FileIndex::build(grid(10, 1.0), &mercator(), FormatVersion::V3).unwrap();
     let plan = index
-        .plan(&SpatialFilter::intersects(BBox::new(0.5, 0.5, 1.5, 0.6)))
+        .plan(&BoxFilter::intersects(BBox::new(0.5, 0.5, 1.5, 0.6)))
         .unwrap();
     assert_eq!(plan.read().files, 2);
     plan.assert_pruning(0.05).unwrap();
@@ -206,7 +206,7 @@ fn explain_is_stable() {
     files[3].bbox = None;
     files[15].all_null = true;
     let index = FileIndex::build(files, &mercator(), FormatVersion::V3).unwrap();
-    let f = SpatialFilter::intersects(BBox::new(5.0, 5.0, 15.0, 12.0)).with_crs(Crs::Epsg(3857));
+    let f = BoxFilter::intersects(BBox::new(5.0, 5.0, 15.0, 12.0)).with_crs(Crs::Epsg(3857));
     let expected = "\
 spatial filter: intersects box x [5, 15] y [5, 12] in EPSG:3857
 target: data files of a geometry(EPSG:3857) column, format-version 3
@@ -244,7 +244,7 @@ fn row_groups_use_the_same_rules() {
     // No CRS on v3 blocks manifest bounds, not Parquet statistics.
     let plan = prune_row_groups(
         &ColumnType::GeometryWithoutCrs,
-        &SpatialFilter::intersects(BBox::new(0.5, 0.5, 0.6, 0.6)),
+        &BoxFilter::intersects(BBox::new(0.5, 0.5, 0.6, 0.6)),
         &groups,
     )
     .unwrap();

@@ -13,7 +13,7 @@ use arrow_array::cast::as_generic_binary_array;
 use geoberg_crs::{ColumnType, Crs};
 use geoberg_geography::Geography;
 use geoberg_geostats::{BBox, GeographyBBoxAccumulator};
-use geoberg_pruning::{Predicate, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_pruning::{BoxFilter, BoxPredicate, RowGroupBounds, prune_row_groups};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -107,7 +107,7 @@ fn disc(x: f64, y: f64, r: f64, n: usize) -> Vec<u8> {
 
 /// Deterministic windows: discs and points all over the sphere, at the poles and across the
 /// antimeridian, with every predicate.
-fn windows() -> Vec<(Predicate, Vec<u8>)> {
+fn windows() -> Vec<(BoxPredicate, Vec<u8>)> {
     let mut state = 0x5EED_u64;
     let mut next = move || {
         state = state
@@ -116,18 +116,18 @@ fn windows() -> Vec<(Predicate, Vec<u8>)> {
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
     let mut out = vec![
-        (Predicate::Intersects, point(0.0, 90.0)),
-        (Predicate::Intersects, point(0.0, -90.0)),
-        (Predicate::Intersects, disc(0.0, 90.0, 3.0, 8)),
-        (Predicate::Intersects, disc(180.0, 0.0, 10.0, 12)),
+        (BoxPredicate::Intersects, point(0.0, 90.0)),
+        (BoxPredicate::Intersects, point(0.0, -90.0)),
+        (BoxPredicate::Intersects, disc(0.0, 90.0, 3.0, 8)),
+        (BoxPredicate::Intersects, disc(180.0, 0.0, 10.0, 12)),
         (
-            Predicate::DistanceWithin {
+            BoxPredicate::DistanceWithin {
                 distance: 300_000.0,
             },
             point(0.0, 90.0),
         ),
         (
-            Predicate::DistanceWithin {
+            BoxPredicate::DistanceWithin {
                 distance: 300_000.0,
             },
             point(-180.0, -20.0),
@@ -140,25 +140,25 @@ fn windows() -> Vec<(Predicate, Vec<u8>)> {
         );
         let r = 0.5 + next() * 15.0;
         out.push(match i % 4 {
-            0 => (Predicate::Intersects, disc(x, y, r, 10)),
-            1 => (Predicate::Within, disc(x, y, r * 2.0, 10)),
+            0 => (BoxPredicate::Intersects, disc(x, y, r, 10)),
+            1 => (BoxPredicate::Within, disc(x, y, r * 2.0, 10)),
             2 => (
-                Predicate::DistanceWithin {
+                BoxPredicate::DistanceWithin {
                     distance: r * 50_000.0,
                 },
                 point(x, y),
             ),
-            _ => (Predicate::Intersects, point(x, y)),
+            _ => (BoxPredicate::Intersects, point(x, y)),
         });
     }
     out
 }
 
-fn matches(row: &Geography, p: Predicate, window: &Geography) -> bool {
+fn matches(row: &Geography, p: BoxPredicate, window: &Geography) -> bool {
     match p {
-        Predicate::Intersects => row.intersects(window),
-        Predicate::Within | Predicate::Contains => window.contains(row),
-        Predicate::DistanceWithin { distance } => row.dwithin(window, distance),
+        BoxPredicate::Intersects => row.intersects(window),
+        BoxPredicate::Within | BoxPredicate::Contains => window.contains(row),
+        BoxPredicate::DistanceWithin { distance } => row.dwithin(window, distance),
     }
 }
 
@@ -184,7 +184,7 @@ fn row_group_pruning_is_sound_on_datafusion_geography_files() {
                 .map(|(g, b)| RowGroupBounds::new(g.rows.len() as u64, 1, *b))
                 .collect();
             for (p, wkb) in &windows {
-                let filter = SpatialFilter::from_wkb(*p, wkb).unwrap();
+                let filter = BoxFilter::from_wkb(*p, wkb).unwrap();
                 let window = Geography::from_wkb(wkb).unwrap();
                 let plan = prune_row_groups(&column, &filter, &row_groups).unwrap();
                 let read: Vec<usize> = plan.read_indices().collect();
@@ -238,8 +238,7 @@ fn box_windows_over_the_poles_read_the_pole_points() {
             .map(|(g, b)| RowGroupBounds::new(g.rows.len() as u64, 1, *b))
             .collect();
         for w in windows {
-            let plan =
-                prune_row_groups(&column, &SpatialFilter::intersects(w), &row_groups).unwrap();
+            let plan = prune_row_groups(&column, &BoxFilter::intersects(w), &row_groups).unwrap();
             let read: Vec<usize> = plan.read_indices().collect();
             let mut found_pole = false;
             for (i, g) in groups.iter().enumerate() {

@@ -6,7 +6,7 @@
 
 use geoberg_crs::{ColumnType, Crs, FormatVersion};
 use geoberg_geostats::{BBox, BBoxAccumulator, Interval, bbox_of_wkb};
-use geoberg_pruning::{FileBounds, FileIndex, Predicate, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate, FileBounds, FileIndex};
 use proptest::prelude::*;
 
 /// A row: null, or the vertices of a point (one) or linestring (zero = empty, or several).
@@ -77,7 +77,7 @@ struct Case {
     cuts: Vec<usize>,
     /// Files whose bounds are dropped (unknown).
     drop_bounds: Vec<bool>,
-    filters: Vec<SpatialFilter>,
+    filters: Vec<BoxFilter>,
 }
 
 fn window(geography: bool, has_z: bool) -> impl Strategy<Value = BBox> {
@@ -110,22 +110,22 @@ fn window(geography: bool, has_z: bool) -> impl Strategy<Value = BBox> {
         })
 }
 
-fn filter(geography: bool, has_z: bool) -> impl Strategy<Value = SpatialFilter> {
+fn filter(geography: bool, has_z: bool) -> impl Strategy<Value = BoxFilter> {
     let max_d = if geography { 2_000_000.0 } else { 200.0 };
     (window(geography, has_z), 0..5u8, 0.0..max_d).prop_map(move |(w, kind, d)| match kind {
-        0 => SpatialFilter::intersects(w),
-        1 => SpatialFilter::contains(w),
-        2 => SpatialFilter::within(w),
+        0 => BoxFilter::intersects(w),
+        1 => BoxFilter::contains(w),
+        2 => BoxFilter::within(w),
         3 if geography => {
             // Distance from a point window: the brute force uses great-circle distance.
-            SpatialFilter::distance_within(BBox::point(w.min_x, w.min_y), d)
+            BoxFilter::distance_within(BBox::point(w.min_x, w.min_y), d)
         }
-        3 => SpatialFilter::distance_within(w, d),
-        _ if geography => SpatialFilter::intersects(w),
+        3 => BoxFilter::distance_within(w, d),
+        _ if geography => BoxFilter::intersects(w),
         // A WKB window: its planar box is what prunes.
         _ => {
             let line = [[w.min_x, w.min_y, 0.0], [w.max_x, w.max_y, 0.0]];
-            SpatialFilter::from_wkb(Predicate::Intersects, &wkb(&line, false)).unwrap()
+            BoxFilter::from_wkb(BoxPredicate::Intersects, &wkb(&line, false)).unwrap()
         }
     })
 }
@@ -194,19 +194,19 @@ fn haversine(a: (f64, f64), b: (f64, f64)) -> f64 {
 }
 
 /// Whether a row may match: a superset of the exact predicate, computed row by row.
-fn row_matches(r: &Row, f: &SpatialFilter, geography: bool, has_z: bool) -> bool {
+fn row_matches(r: &Row, f: &BoxFilter, geography: bool, has_z: bool) -> bool {
     let Some(rb) = row_box(r, geography, has_z) else {
         return false; // null, empty or all-NaN geometries match nothing
     };
     let w = f.window().unwrap();
     match f.predicate() {
-        Predicate::DistanceWithin { distance } if geography => r
+        BoxPredicate::DistanceWithin { distance } if geography => r
             .as_ref()
             .unwrap()
             .iter()
             .filter(|v| !v[0].is_nan() && !v[1].is_nan())
             .any(|v| haversine((v[0], v[1]), (w.min_x, w.min_y)) <= distance),
-        Predicate::DistanceWithin { distance } => {
+        BoxPredicate::DistanceWithin { distance } => {
             let dx = (w.min_x - rb.max_x).max(rb.min_x - w.max_x).max(0.0);
             let dy = (w.min_y - rb.max_y).max(rb.min_y - w.max_y).max(0.0);
             (dx * dx + dy * dy).sqrt() <= distance
@@ -288,7 +288,7 @@ proptest! {
             .collect();
         let index = FileIndex::build(files, &ColumnType::GeometryWithoutCrs, FormatVersion::V3).unwrap();
         // Geography windows may wrap, which a planar column rejects; use an ordinary box.
-        let plan = index.plan(&SpatialFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0))).unwrap();
+        let plan = index.plan(&BoxFilter::intersects(BBox::new(0.0, 0.0, 1.0, 1.0))).unwrap();
         prop_assert_eq!(plan.read_indices().collect::<Vec<_>>(), expect);
         prop_assert!(plan.note().unwrap().contains("every data file"));
     }

@@ -311,10 +311,9 @@ fn sample_extent(samples: &[Sample], sphere: bool) -> Option<Extent> {
     }
     let mut acc = GeographyBBoxAccumulator::new();
     for b in boxes {
-        acc.add(Some(BBox::new(b.min_x, b.min_y, b.max_x, b.max_y)));
+        acc.add(Some(BBox::from(*b)));
     }
-    acc.finish()
-        .map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+    acc.finish().map(Extent::from)
 }
 
 /// What the samples are keyed by.

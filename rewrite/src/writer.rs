@@ -149,7 +149,7 @@ impl Bounds {
             Bounds::Planar(a) => a.finish(),
             Bounds::Sphere(a) => a.finish(),
         };
-        b.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y))
+        b.map(Extent::from)
     }
 }
 

@@ -7,10 +7,11 @@ use std::fmt;
 
 use sqlparser::tokenizer::Token;
 
-use crate::create_table::{Column, parse_column};
+use crate::create_table::parse_column;
+use crate::data_type::Column;
 use crate::error::SqlError;
 use crate::front::Front;
-use crate::name::{TableName, quote_ident, quote_string};
+use crate::name::{TableName, quote_ident};
 
 /// Where `ADD COLUMN` places a column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,14 +112,7 @@ fn parse_added(front: &mut Front<'_>) -> Result<AddedColumn, SqlError> {
 
 impl fmt::Display for AddedColumn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.column;
-        write!(f, "{} {}", quote_ident(&c.name), c.data_type)?;
-        if c.required {
-            f.write_str(" NOT NULL")?;
-        }
-        if let Some(comment) = &c.comment {
-            write!(f, " COMMENT {}", quote_string(comment))?;
-        }
+        write!(f, "{}", self.column)?;
         match &self.placement {
             ColumnPlacement::Last => Ok(()),
             ColumnPlacement::First => f.write_str(" FIRST"),

@@ -89,6 +89,7 @@ mod add_bbox_columns;
 mod alter_schema;
 mod alter_table;
 mod create_table;
+mod data_type;
 mod error;
 mod front;
 mod hilbert_index;
@@ -106,9 +107,8 @@ mod upgrade_geometry;
 
 pub use add_bbox_columns::AddBBoxColumnsRequest;
 pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
-pub use create_table::{
-    Column, ColumnType, CreateTableRequest, PartitionField, PartitionTransform,
-};
+pub use create_table::{CreateTableRequest, PartitionField, PartitionTransform};
+pub use data_type::{Column, DataType};
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
 pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
 pub use geoberg_crs::{Crs, EdgeAlgorithm};

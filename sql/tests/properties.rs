@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
-    AddBBoxColumnsRequest, Column, ColumnType, CompareOp, CreateTableRequest, Crs, EdgeAlgorithm,
+    AddBBoxColumnsRequest, Column, CompareOp, CreateTableRequest, Crs, DataType, EdgeAlgorithm,
     ExpireSnapshotsRequest, HilbertIndex, Literal, NullOrder, OlderThan, PartitionField,
     PartitionTransform, Predicate, RemoveOrphanFilesRequest, RewriteRequest, RewriteStrategy,
     SortField, SortOrder, SpatialFilter, SpatialRelation, Statement, TableName, Window, parse,
@@ -317,7 +317,7 @@ fn rewrite() -> impl Strategy<Value = RewriteRequest> {
         })
 }
 
-fn leaf_type() -> impl Strategy<Value = ColumnType> {
+fn leaf_type() -> impl Strategy<Value = DataType> {
     let crs = prop_oneof![
         (0i32..100_000).prop_map(Crs::Srid),
         (1i32..100_000).prop_map(Crs::Epsg),
@@ -340,43 +340,43 @@ fn leaf_type() -> impl Strategy<Value = ColumnType> {
     ]);
     prop_oneof![
         prop::sample::select(vec![
-            ColumnType::Boolean,
-            ColumnType::Int,
-            ColumnType::Long,
-            ColumnType::Float,
-            ColumnType::Double,
-            ColumnType::Date,
-            ColumnType::Timestamp,
-            ColumnType::TimestampNtz,
-            ColumnType::String,
-            ColumnType::Binary,
-            ColumnType::Uuid,
-            ColumnType::Time,
-            ColumnType::TimestampNs,
-            ColumnType::TimestampNtzNs,
+            DataType::Boolean,
+            DataType::Int,
+            DataType::Long,
+            DataType::Float,
+            DataType::Double,
+            DataType::Date,
+            DataType::Timestamptz,
+            DataType::Timestamp,
+            DataType::String,
+            DataType::Binary,
+            DataType::Uuid,
+            DataType::Time,
+            DataType::TimestamptzNs,
+            DataType::TimestampNs,
         ]),
-        (1u64..=64).prop_map(ColumnType::Fixed),
-        (1u8..=38)
+        (1u64..=64).prop_map(DataType::Fixed),
+        (1u32..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
-            .prop_map(|(precision, scale)| ColumnType::Decimal { precision, scale }),
-        prop::option::of(crs.clone()).prop_map(|crs| ColumnType::Geo(match crs {
+            .prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
+        prop::option::of(crs.clone()).prop_map(|crs| DataType::Geo(match crs {
             None => geoberg_crs::ColumnType::GeometryWithoutCrs,
             Some(crs) => geoberg_crs::ColumnType::Geometry { crs },
         })),
-        (crs, algorithm).prop_map(|(crs, edges)| ColumnType::Geo(
+        (crs, algorithm).prop_map(|(crs, edges)| DataType::Geo(
             geoberg_crs::ColumnType::Geography { crs, edges }
         )),
     ]
 }
 
 /// Any column type: leaves, and structs, arrays and maps of them up to three levels deep.
-fn column_type() -> impl Strategy<Value = ColumnType> {
+fn column_type() -> impl Strategy<Value = DataType> {
     leaf_type().prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec((ident(), inner.clone(), any::<bool>()), 1..4).prop_map(
                 |fields| {
                     let mut seen = std::collections::HashSet::new();
-                    ColumnType::Struct(
+                    DataType::Struct(
                         fields
                             .into_iter()
                             .filter(|(n, _, _)| seen.insert(n.to_ascii_lowercase()))
@@ -390,11 +390,11 @@ fn column_type() -> impl Strategy<Value = ColumnType> {
                     )
                 }
             ),
-            (inner.clone(), any::<bool>()).prop_map(|(e, r)| ColumnType::Array {
+            (inner.clone(), any::<bool>()).prop_map(|(e, r)| DataType::List {
                 element: Box::new(e),
                 element_required: r,
             }),
-            (inner.clone(), inner, any::<bool>()).prop_map(|(k, v, r)| ColumnType::Map {
+            (inner.clone(), inner, any::<bool>()).prop_map(|(k, v, r)| DataType::Map {
                 key: Box::new(k),
                 value: Box::new(v),
                 value_required: r,

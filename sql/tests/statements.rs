@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use geoberg_sql::{
-    ColumnType, CompareOp, Crs, EdgeAlgorithm, ExpireSnapshotsRequest, HilbertIndex, Literal,
+    CompareOp, Crs, DataType, EdgeAlgorithm, ExpireSnapshotsRequest, HilbertIndex, Literal,
     OlderThan, PartitionField, PartitionTransform, Predicate, RemoveOrphanFilesRequest,
     RewriteRequest, RewriteStrategy, SortField, SortOrder, SpatialRelation, SqlError, Statement,
     TableName, parse, parse_condition,
@@ -269,14 +269,12 @@ fn requests_hold_the_parsed_values() {
     assert!(c.if_not_exists);
     assert_eq!(
         c.columns[2].data_type,
-        ColumnType::Geo(geoberg_crs::ColumnType::Geometry {
-            crs: Crs::Srid(4326)
-        })
+        DataType::Geo(geoberg_crs::ColumnType::Geometry { crs: Crs::OgcCrs84 })
     );
     assert_eq!(
         c.columns[3].data_type,
-        ColumnType::Geo(geoberg_crs::ColumnType::Geography {
-            crs: Crs::Srid(4326),
+        DataType::Geo(geoberg_crs::ColumnType::Geography {
+            crs: Crs::OgcCrs84,
             edges: EdgeAlgorithm::Vincenty
         })
     );
@@ -909,17 +907,17 @@ fn nested_types_keep_their_shape() {
     };
     let c = &r.columns[0];
     assert!(c.required);
-    let ColumnType::Struct(fields) = &c.data_type else {
+    let DataType::Struct(fields) = &c.data_type else {
         panic!("{c:?}")
     };
     assert_eq!(fields[0].name, "a");
-    assert_eq!(fields[0].data_type, ColumnType::Int);
+    assert_eq!(fields[0].data_type, DataType::Int);
     assert_eq!(
         fields[1].data_type,
-        ColumnType::Array {
-            element: Box::new(ColumnType::Map {
-                key: Box::new(ColumnType::String),
-                value: Box::new(ColumnType::Int),
+        DataType::List {
+            element: Box::new(DataType::Map {
+                key: Box::new(DataType::String),
+                value: Box::new(DataType::Int),
                 value_required: false,
             }),
             element_required: false,

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::ident::TableIdent;
 use crate::metrics::METRICS_COLUMN_PREFIX;
 use crate::properties::{BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY};
-use crate::schema::{BBOX_COLUMN_NAMES, Column, DataType, PartitionField};
+use crate::schema::{BBOX_COLUMN_NAMES, Column, DataType, IcebergType, PartitionField};
 use crate::spatial_index::{HilbertCell, MAX_CELL_PRECISION};
 use crate::storage::{normalize_location, parse_location};
 use crate::table::{Table, write_metadata};
@@ -67,7 +67,7 @@ impl CreateTable {
                     c.name
                 )));
             }
-            let data_type = DataType::from_sql(&c.name, &c.data_type)?;
+            let data_type = crate::schema::declared_type(&c.name, &c.data_type)?;
             if let Some(t) = data_type.column_type() {
                 validate_declaration(&c.name, &t, version)?;
             }

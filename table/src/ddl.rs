@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::schema::{DataType, PartitionField, quote_name, render_geo_sql};
+use crate::schema::{DataType, PartitionField, data_type_from_iceberg, quote_name};
 use crate::table::Table;
 
 impl Table {
@@ -15,8 +15,8 @@ impl Table {
         let fields = schema.as_struct().fields();
         for (i, f) in fields.iter().enumerate() {
             let ty = match self.geo_columns().iter().find(|g| g.field_id == f.id) {
-                Some(g) => render_geo_sql(&g.column_type),
-                None => DataType::from_iceberg(&f.field_type).to_string(),
+                Some(g) => DataType::Geo(g.column_type.clone()).to_string(),
+                None => data_type_from_iceberg(&f.field_type).to_string(),
             };
             let not_null = if f.required { " NOT NULL" } else { "" };
             let sep = if i + 1 == fields.len() { ")" } else { ",\n" };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
 use geoberg_geostats::{BBox, GeoKind, decode_geospatial_bounds};
-use geoberg_pruning::{BoundSources, FileBounds, FileIndex, PrunePlan, SpatialFilter};
+use geoberg_pruning::{BoundSources, BoxFilter, FileBounds, FileIndex, PrunePlan};
 use iceberg::spec::{DataFile, Datum, ManifestContentType, ManifestFile, PrimitiveLiteral};
 
 use crate::bbox_columns::{BBOX_COLUMNS_PROPERTY_PREFIX, BBoxColumns, covers_every_geometry};
@@ -56,7 +56,7 @@ impl TableFileIndex {
 
     /// The files `filter` must read. Fails on a window that is not finite, is invalid for the
     /// column or is in another CRS.
-    pub fn plan(&self, filter: &SpatialFilter) -> Result<PrunePlan> {
+    pub fn plan(&self, filter: &BoxFilter) -> Result<PrunePlan> {
         if let Some(w) = filter.window() {
             let coords = [w.min_x, w.min_y, w.max_x, w.max_y];
             if coords.iter().any(|v| !v.is_finite()) {

@@ -1,5 +1,5 @@
 //! A window on a geography column: the region on the sphere it means, as WKB for pruning
-//! (`SpatialFilter::from_wkb` bounds it with its great-circle edges) and as a prepared query for
+//! (`BoxFilter::from_wkb` bounds it with its great-circle edges) and as a prepared query for
 //! the exact predicates of `geoberg-geography`.
 //!
 //! A lon/lat box (`Scan::with_window`, or `ST_MakeEnvelope` on a geography column) is the
@@ -19,7 +19,7 @@ use geo_types::{Coord, Geometry, LineString, MultiPolygon, Point, Polygon};
 use geoberg_crs::ColumnType;
 use geoberg_geography::PreparedGeography;
 use geoberg_geostats::BBox;
-use geoberg_pruning::{Predicate, PruneError, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate, PruneError};
 
 use crate::error::{Error, Result};
 
@@ -77,7 +77,7 @@ impl GeographyWindow {
     /// wrapping or wide envelope keeps its meaning), any other window by its WKB.
     pub(crate) fn from_sql(window: &geoberg_sql::Window) -> Result<Self> {
         match window.envelope() {
-            Some(e) => Self::from_box(&BBox::new(e.min_x, e.min_y, e.max_x, e.max_y)),
+            Some(e) => Self::from_box(&BBox::from(e)),
             None => Self::from_wkb(window.wkb()),
         }
     }
@@ -98,8 +98,8 @@ impl GeographyWindow {
     }
 
     /// The pruning filter for rows related to this window by `predicate`.
-    pub(crate) fn filter(&self, predicate: Predicate) -> Result<SpatialFilter> {
-        Ok(SpatialFilter::from_wkb(predicate, &self.wkb)?)
+    pub(crate) fn filter(&self, predicate: BoxPredicate) -> Result<BoxFilter> {
+        Ok(BoxFilter::from_wkb(predicate, &self.wkb)?)
     }
 
     /// Fails for `ST_Within` against a box split into pieces: a row that crosses from one piece
@@ -148,7 +148,7 @@ pub(crate) fn wrapping_envelope_on_planar_column(
     wrapping_window_on_planar_column(
         &filter.column,
         column_type,
-        &BBox::new(e.min_x, e.min_y, e.max_x, e.max_y),
+        &BBox::from(e),
         &format!(
             "on a geometry column write the two sides of the antimeridian as two envelopes, \
              ST_Intersects({c}, ST_MakeEnvelope({}, {}, 180, {})) OR ST_Intersects({c}, \

@@ -25,6 +25,7 @@
 //! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
 //! | `lineage`, `spatial_index` | v3 row lineage; the Hilbert curves a table records |
+//! | `metadata_columns` | the reserved column names (`_file`, `_pos`, `_row_id`, `_last_updated_sequence_number`) |
 //!
 //! **Where a new operation goes:** one file in `ops/` (and a line in its table) that
 //! implements `SnapshotOperation` (which files it adds and removes, and what it validates
@@ -121,6 +122,7 @@ pub mod import;
 mod lineage;
 mod manifest;
 mod manifest_bloat;
+mod metadata_columns;
 mod metrics;
 mod metrics_position;
 mod ops;
@@ -152,13 +154,16 @@ pub mod testing {
 }
 pub use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, Extent, HilbertSpec};
 pub use geoberg_geostats::{BBox, BBoxColumnNames};
-pub use geoberg_pruning::{FileBounds, FileIndex, PruneError, PrunePlan, SpatialFilter};
+pub use geoberg_pruning::{BoxFilter, FileBounds, FileIndex, PruneError, PrunePlan};
 pub use geoberg_puffin::{DeletionVector, RowRun};
 pub use geoberg_rewrite::{RewriteOptions, RewritePlan, RowOrder};
 pub use geoberg_sql::{Predicate, RewriteRequest, SortOrder};
 pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
+pub use metadata_columns::{
+    FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, METADATA_COLUMNS, POS_COLUMN, ROW_ID_COLUMN,
+};
 pub use metrics::{MetricsConfig, MetricsMode};
 pub use metrics_position::{MetricsPositionWarning, PruningRole};
 pub use ops::append::AppendReport;
@@ -186,9 +191,11 @@ pub use properties::{
 };
 pub use row_filter::RowFilter;
 pub use scan::{
-    FILE_COLUMN, FilePlan, POS_COLUMN, Scan, ScanExplain, ScanFilter, ScanPlan, ScanTask,
+    FilePlan, Scan, ScanExplain, ScanFilter, ScanPlan, ScanTask, root_column, row_group_bounds,
 };
-pub use schema::{BBOX_COLUMN_NAMES, Column, DataType, PartitionField};
+pub use schema::{
+    BBOX_COLUMN_NAMES, Column, DataType, PartitionField, data_type_from_arrow, declared_type,
+};
 pub use snapshot::PendingCommit;
 pub use spatial_index::{HILBERT_CELL_SUFFIX, HilbertCell, SpatialIndex};
 pub use storage::{

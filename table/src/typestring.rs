@@ -56,16 +56,6 @@ pub fn render_type_string(column_type: &ColumnType) -> Option<String> {
     })
 }
 
-/// The CRS we store for a declared SRID: 4326 as the spec default, 3857 as `EPSG:3857`,
-/// anything else as `SRID:<n>`.
-pub(crate) fn crs_for_srid(srid: i32) -> Crs {
-    match srid {
-        4326 => Crs::OgcCrs84,
-        3857 => Crs::Epsg(3857),
-        n => Crs::Srid(n),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,6 +89,63 @@ fn row_groups_are_skipped_on_parquet_geo_statistics() {
     assert_eq!(ids_of(&batches), (250..=260).collect::<Vec<_>>());
 }
 
+/// The one row-group planner on a filter tree: `window A OR window B` keeps the union of the row
+/// groups each window keeps, `AND` their intersection, a column leaf keeps everything; checked
+/// against the rows themselves (a row group holding a matching row is always kept).
+#[test]
+fn row_groups_are_selected_on_a_filter_tree() {
+    use geoberg_table::{BoxFilter, ScanFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("geom", DataType::geometry(4326)),
+    ])
+    .property(ROW_GROUP_ROWS_PROPERTY, "100")
+    .create(
+        sqlite_catalog(dir.path()),
+        &TableIdent::new("test_db", "tree").unwrap(),
+    )
+    .unwrap();
+    // One file, 10 row groups: row group g holds x in [100 g, 100 g + 99].
+    let (table, _) = table
+        .append(&[points_batch(0..1000, |i| (i as f64, 0.0))])
+        .unwrap();
+    let path = table.data_files().unwrap()[0].file_path().to_string();
+    let local = path.strip_prefix("file://").unwrap_or(&path);
+    let footer = parquet::file::metadata::ParquetMetaDataReader::new()
+        .parse_and_finish(&std::fs::File::open(local).unwrap())
+        .unwrap();
+    let window = |x0: f64, x1: f64| {
+        ScanFilter::spatial("geom", BoxFilter::intersects(BBox::new(x0, -1.0, x1, 1.0)))
+    };
+    let kept = |f: &ScanFilter| -> Vec<usize> {
+        let keep = f.select_row_groups(&table, &footer).unwrap();
+        (0..keep.len()).filter(|&i| keep[i]).collect()
+    };
+    // The rows' own row groups: x = id, 100 rows per group.
+    let holding = |x0: f64, x1: f64| -> Vec<usize> {
+        let mut groups: Vec<usize> = (0..1000)
+            .filter(|&i| (i as f64) >= x0 && (i as f64) <= x1)
+            .map(|i| i / 100)
+            .collect();
+        groups.dedup();
+        groups
+    };
+    assert_eq!(kept(&window(150.0, 160.0)), holding(150.0, 160.0));
+    let either = ScanFilter::or([window(150.0, 160.0), window(720.0, 830.0)]);
+    let mut union = holding(150.0, 160.0);
+    union.extend(holding(720.0, 830.0));
+    assert_eq!(kept(&either), union);
+    assert_eq!(kept(&either), [1, 7, 8]);
+    let both = ScanFilter::and([window(0.0, 450.0), window(380.0, 999.0)]);
+    assert_eq!(kept(&both), holding(380.0, 450.0));
+    let column =
+        ScanFilter::from_predicate(&table, &geoberg_sql::parse_condition("id < 5").unwrap())
+            .unwrap();
+    assert_eq!(kept(&ScanFilter::and([column, window(150.0, 160.0)])), [1]);
+    assert_eq!(kept(&ScanFilter::Nothing), Vec::<usize>::new());
+}
+
 fn legacy_batch(ids: std::ops::Range<i64>, xy: impl Fn(i64) -> (f64, f64)) -> RecordBatch {
     let geom: Vec<Vec<u8>> = ids
         .clone()

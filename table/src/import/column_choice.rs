@@ -10,11 +10,10 @@
 //! - a Parquet CRS and a GeoParquet CRS that disagree stop the import, unless `srid` settles it;
 //! - an `srid` that contradicts the file's CRS is refused: relabelling misplaces every value.
 
-use geoberg_crs::{ColumnType, EdgeAlgorithm, FormatVersion, validate_declaration};
+use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, FormatVersion, validate_declaration};
 
 use super::source_crs::SourceCrs;
 use crate::error::{Error, Result};
-use crate::typestring::crs_for_srid;
 
 /// Geometry or geography, as the file has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +56,9 @@ pub(crate) struct ColumnChoice {
 
 fn column_type(kind: GeoKind, srid: i32) -> ColumnType {
     match kind {
-        GeoKind::Geometry => ColumnType::geometry(crs_for_srid(srid)),
+        GeoKind::Geometry => ColumnType::geometry(Crs::for_srid(srid)),
         GeoKind::Geography(edges) => ColumnType::Geography {
-            crs: crs_for_srid(srid),
+            crs: Crs::for_srid(srid),
             edges,
         },
     }

@@ -325,16 +325,18 @@ impl ImportSource {
                         f.name()
                     ));
                 }
-                DataType::from_arrow(f.data_type()).ok_or_else(|| Error::Unsupported {
-                    what: format!(
-                        "importing {location}: column {:?} of Arrow type {}",
-                        f.name(),
-                        f.data_type()
-                    ),
-                    fix: "geoberg tables hold every Iceberg type (boolean, int, long, float, \
+                crate::schema::data_type_from_arrow(f.data_type()).ok_or_else(|| {
+                    Error::Unsupported {
+                        what: format!(
+                            "importing {location}: column {:?} of Arrow type {}",
+                            f.name(),
+                            f.data_type()
+                        ),
+                        fix: "geoberg tables hold every Iceberg type (boolean, int, long, float, \
                           double, decimal, string, uuid, binary, fixed, date, time, timestamps, \
                           structs, lists, maps), not this one; cast or drop the column first"
-                        .into(),
+                            .into(),
+                    }
                 })?
             };
             let c = Column::new(f.name(), data_type);
@@ -546,8 +548,8 @@ impl ImportSource {
                  table, or reproject the file first",
                 table.ident(),
                 self.geometry_column,
-                crate::schema::render_geo_sql(&geo.column_type),
-                crate::schema::render_geo_sql(file),
+                DataType::Geo(geo.column_type.clone()),
+                DataType::Geo(file.clone()),
             )));
         }
         Ok(())

@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use arrow_array::{RecordBatch, new_null_array};
 use arrow_schema::DataType as ArrowType;
 use geoberg_geostats::BBox;
-use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, RowOrder};
+use geoberg_rewrite::RowOrder;
+
+use crate::metadata_columns::LAST_UPDATED_SEQUENCE_NUMBER_COLUMN;
 use geoberg_sql::{Predicate, SortField, SortOrder};
 use iceberg::spec::{DataFile, FormatVersion, PrimitiveType};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};

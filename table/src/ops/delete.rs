@@ -8,11 +8,11 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::Schema;
 
 use crate::error::{Error, Result};
+use crate::metadata_columns::LAST_UPDATED_SEQUENCE_NUMBER_COLUMN;
 use crate::ops::row_delta::{RowChangeKind, RowDeltaReport, labelled, without_position};
 use crate::properties::RowChangeMode;
 use crate::row_filter::RowFilter;
 use crate::table::Table;
-use geoberg_rewrite::LAST_UPDATED_SEQUENCE_NUMBER_COLUMN;
 
 /// The new values of one column for a batch of matched rows.
 pub type ColumnUpdate = Arc<dyn Fn(&RecordBatch) -> Result<ArrayRef> + Send + Sync>;

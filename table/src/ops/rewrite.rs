@@ -392,7 +392,7 @@ impl<'a> Rewrite<'a> {
                 file_size_bytes: file.file_size_in_bytes(),
                 record_count: file.record_count(),
                 partition: key,
-                bbox: bbox.map(|b| Extent::new(b.min_x, b.min_y, b.max_x, b.max_y)),
+                bbox: bbox.map(Extent::from),
                 lineage: lineage.get(file.file_path()).copied(),
                 deleted: match deletes.deleted_positions(table.storage(), file.file_path())? {
                     Some(dv) => DeletedRows::from_sorted(dv.iter()),
@@ -757,7 +757,7 @@ impl Batch<'_> {
                     .parse_and_finish(&StorageFile::open(table.storage(), &out.location)?)?,
             ),
         };
-        let bbox = |e: &Option<Extent>| e.map(|b| BBox::new(b.min_x, b.min_y, b.max_x, b.max_y));
+        let bbox = |e: &Option<Extent>| e.map(BBox::from);
         // The keyed column's box, and those of the other geography columns (on the sphere: the
         // footer's planar statistics do not hold them).
         let mut geo_boxes = HashMap::from([(self.geo.field_id, bbox(&out.bbox))]);

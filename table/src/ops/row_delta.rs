@@ -24,8 +24,8 @@ use iceberg::spec::{DataFile, FormatVersion, Operation};
 use crate::deletes::{DeleteFileWriter, DeleteIndex, FileDeletes, read_vector};
 use crate::error::{Error, Result};
 use crate::lineage::live_file_lineage;
+use crate::metadata_columns::{FILE_COLUMN, POS_COLUMN, is_position_column};
 use crate::properties::RowChangeMode;
-use crate::scan::{FILE_COLUMN, POS_COLUMN};
 use crate::snapshot::{
     CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
 };
@@ -465,7 +465,7 @@ pub(crate) fn without_position(batch: &RecordBatch) -> Result<RecordBatch> {
     let keep: Vec<usize> = (0..batch.num_columns())
         .filter(|&i| {
             let n = schema.field(i).name();
-            n != FILE_COLUMN && n != POS_COLUMN
+            !is_position_column(n)
         })
         .collect();
     Ok(batch.project(&keep)?)

@@ -29,7 +29,7 @@ use crate::properties::{
     BBOX_SOURCE_PROPERTY, HILBERT_CELL_PROPERTY, SORT_ORDER_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
     SPATIAL_INDEX_PROPERTY_PREFIX, TableProperties,
 };
-use crate::schema::{Column, DataType};
+use crate::schema::{Column, DataType, IcebergType};
 use crate::snapshot::{MetadataChange, commit_metadata};
 use crate::table::Table;
 

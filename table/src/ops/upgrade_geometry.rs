@@ -24,8 +24,8 @@ use iceberg::spec::DataFile;
 use crate::create::CreateTable;
 use crate::error::{Error, Result};
 use crate::ident::TableIdent;
+use crate::metadata_columns::{POS_COLUMN, is_position_column};
 use crate::properties::LEGACY_GEOMETRY_PROPERTY;
-use crate::scan::{FILE_COLUMN, POS_COLUMN};
 use crate::schema::{Column, DataType, PartitionField};
 use crate::table::Table;
 use crate::write::SRID_FIELD_METADATA;
@@ -186,7 +186,7 @@ impl Table {
                             other_legacy |= g.column_type == ColumnType::GeometryWithoutCrs;
                             DataType::Geo(g.column_type.clone())
                         }
-                        None => DataType::from_iceberg(&f.field_type),
+                        None => crate::schema::data_type_from_iceberg(&f.field_type),
                     }
                 };
                 let c = Column::new(f.name.clone(), data_type);
@@ -321,7 +321,7 @@ fn label(batch: &RecordBatch, column: &str, srid: i32) -> Result<RecordBatch> {
     let mut fields = Vec::new();
     let mut arrays = Vec::new();
     for (f, a) in schema.fields().iter().zip(batch.columns()) {
-        if f.name() == FILE_COLUMN || f.name() == POS_COLUMN {
+        if is_position_column(f.name()) {
             continue;
         }
         let field: Field = if f.name() == column {

@@ -4,7 +4,7 @@
 //! before planning; the planner (`scan::planner`) is the only code that decides files from it.
 
 use geoberg_crs::{ColumnType, Crs};
-use geoberg_pruning::{Predicate as PrunePredicate, SpatialFilter};
+use geoberg_pruning::{BoxFilter, BoxPredicate};
 use geoberg_sql::{CompareOp, Predicate, SpatialRelation};
 
 use crate::error::Result;
@@ -35,14 +35,14 @@ pub enum ScanFilter {
         /// The geometry or geography column.
         column: String,
         /// The relation and its window.
-        filter: SpatialFilter,
+        filter: BoxFilter,
     },
 }
 
 impl ScanFilter {
     /// Rows whose `column` box meets `window`'s region: the pruning part of
     /// [`crate::Scan::with_window`].
-    pub fn spatial(column: impl Into<String>, filter: SpatialFilter) -> ScanFilter {
+    pub fn spatial(column: impl Into<String>, filter: BoxFilter) -> ScanFilter {
         ScanFilter::Spatial {
             column: column.into(),
             filter,
@@ -149,10 +149,10 @@ fn convert(table: &Table, p: Predicate) -> Result<ScanFilter> {
         Predicate::Spatial(s) => {
             let geo = table.geo_column(&s.column)?;
             let predicate = match s.relation {
-                SpatialRelation::Intersects => PrunePredicate::Intersects,
-                SpatialRelation::Contains => PrunePredicate::Contains,
-                SpatialRelation::Within => PrunePredicate::Within,
-                SpatialRelation::DWithin(distance) => PrunePredicate::DistanceWithin { distance },
+                SpatialRelation::Intersects => BoxPredicate::Intersects,
+                SpatialRelation::Contains => BoxPredicate::Contains,
+                SpatialRelation::Within => BoxPredicate::Within,
+                SpatialRelation::DWithin(distance) => BoxPredicate::DistanceWithin { distance },
             };
             // Geography: the region the window means on the sphere (an envelope by its
             // corners, so that one across the antimeridian is the one region it is); an
@@ -164,7 +164,7 @@ fn convert(table: &Table, p: Predicate) -> Result<ScanFilter> {
                 planar if s.window.wraps() => {
                     return Err(wrapping_envelope_on_planar_column(&s, planar));
                 }
-                _ => SpatialFilter::from_wkb(predicate, s.window.wkb())?,
+                _ => BoxFilter::from_wkb(predicate, s.window.wkb())?,
             };
             if let Some(srid) = s.window.srid() {
                 filter = filter.with_crs(Crs::Srid(srid));
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn junctions_simplify() {
-        let w = || ScanFilter::spatial("g", SpatialFilter::intersects(BBox::new(0., 0., 1., 1.)));
+        let w = || ScanFilter::spatial("g", BoxFilter::intersects(BBox::new(0., 0., 1., 1.)));
         assert_eq!(ScanFilter::and([ScanFilter::Anything, w()]), w());
         assert_eq!(
             ScanFilter::and([w(), ScanFilter::Nothing]),

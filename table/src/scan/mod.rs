@@ -14,6 +14,7 @@
 mod column_stats;
 mod filter;
 mod planner;
+mod row_groups;
 mod task;
 
 use std::collections::HashMap;
@@ -25,11 +26,10 @@ use arrow_schema::Schema;
 use futures::TryStreamExt;
 use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, bbox_columns, geography_bbox_columns, geography_boxes_meet};
-use geoberg_pruning::{FileBounds, PrunePlan, RowGroupBounds, SpatialFilter, prune_row_groups};
+use geoberg_pruning::{BoxFilter, FileBounds, PrunePlan, prune_row_groups};
 use geoberg_puffin::DeletionVector;
 use geoberg_rewrite::{
-    LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
-    ROW_ID_FIELD_ID, RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
+    RowLineage, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,
 };
 use iceberg::spec::{DataFile, FormatVersion, ManifestStatus};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -38,8 +38,14 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 pub(crate) use column_stats::datum;
 pub use filter::ScanFilter;
+
+use crate::metadata_columns::{
+    FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, POS_COLUMN, ROW_ID_FIELD_ID,
+    is_lineage_column, is_position_column,
+};
 pub(crate) use filter::combined_predicate;
 pub use planner::FilePlan;
+pub use row_groups::{root_column, row_group_bounds};
 pub use task::ScanTask;
 
 use crate::deletes::DeleteIndex;
@@ -139,10 +145,10 @@ enum ScanWindow {
 
 impl ScanWindow {
     /// The filter files and row groups are pruned with.
-    fn pruning(&self) -> Result<SpatialFilter> {
+    fn pruning(&self) -> Result<BoxFilter> {
         match self {
-            ScanWindow::Planar(b) => Ok(SpatialFilter::intersects(*b)),
-            ScanWindow::Sphere(w) => w.filter(geoberg_pruning::Predicate::Intersects),
+            ScanWindow::Planar(b) => Ok(BoxFilter::intersects(*b)),
+            ScanWindow::Sphere(w) => w.filter(geoberg_pruning::BoxPredicate::Intersects),
         }
     }
 }
@@ -150,11 +156,6 @@ impl ScanWindow {
 /// Arrow's field metadata keys of an extension type.
 const EXTENSION_NAME: &str = "ARROW:extension:name";
 const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
-
-/// `_file`: the data file a row was read from (Iceberg metadata column, reserved id 2147483646).
-pub const FILE_COLUMN: &str = "_file";
-/// `_pos`: a row's position in its data file (Iceberg metadata column, reserved id 2147483645).
-pub const POS_COLUMN: &str = "_pos";
 
 /// The files a scan opens, with the explain counters so far.
 #[derive(Debug, Clone)]
@@ -407,7 +408,7 @@ impl<'a> Scan<'a> {
     /// table); asking for it on a v1 or v2 table fails.
     fn returns_lineage(&self) -> Result<bool> {
         let v3 = self.table.metadata().format_version() >= FormatVersion::V3;
-        let named = self.columns.iter().flatten().any(|c| is_lineage_name(c));
+        let named = self.columns.iter().flatten().any(|c| is_lineage_column(c));
         if self.row_lineage && !v3 {
             return Err(Error::Schema(format!(
                 "table {} is format version {}: row lineage (_row_id) needs version 3",
@@ -462,30 +463,11 @@ impl<'a> Scan<'a> {
             }
             None => None,
         };
-        // Row groups are pruned on their Parquet geo statistics, on the sphere for geography
-        // (whose statistics, written by geostats' factory, hold great-circle edges and wrap).
+        // Row groups are pruned on their Parquet geo statistics (the one row-group planner's
+        // bounds), on the sphere for geography.
         let keep_groups: Vec<usize> = match filter_col {
             Some((idx, f)) => {
-                // Column chunks are per leaf: nested columns before the geometry have several.
-                let leaf = (0..parquet_schema.num_columns())
-                    .find(|&l| parquet_schema.get_column_root_idx(l) == idx);
-                let groups: Vec<RowGroupBounds> = row_groups
-                    .iter()
-                    .map(|rg| {
-                        let bbox = leaf
-                            .and_then(|l| rg.columns().get(l))
-                            .and_then(|c| c.geo_statistics())
-                            .and_then(|g| g.bounding_box())
-                            .map(|b| {
-                                BBox::new(b.get_xmin(), b.get_ymin(), b.get_xmax(), b.get_ymax())
-                            });
-                        RowGroupBounds::new(
-                            rg.num_rows().max(0) as u64,
-                            rg.compressed_size().max(0) as u64,
-                            bbox,
-                        )
-                    })
-                    .collect();
+                let groups = row_group_bounds(&metadata, idx);
                 let plan = prune_row_groups(&f.column_type, &f.window.pruning()?, &groups)?;
                 plan.read_indices().collect()
             }
@@ -512,8 +494,8 @@ impl<'a> Scan<'a> {
             None => (0..layout.len()).collect(),
             Some(cols) => cols
                 .iter()
-                .filter(|c| !(lineage.is_some() && is_lineage_name(c)))
-                .filter(|c| !(self.file_position && is_position_name(c)))
+                .filter(|c| !(lineage.is_some() && is_lineage_column(c)))
+                .filter(|c| !(self.file_position && is_position_column(c)))
                 .map(|c| {
                     layout
                         .position(c)
@@ -603,7 +585,7 @@ impl<'a> Scan<'a> {
                 Some(cols) => {
                     let mut idx: Vec<usize> = cols
                         .iter()
-                        .filter(|c| !(self.file_position && is_position_name(c)))
+                        .filter(|c| !(self.file_position && is_position_column(c)))
                         .map(|c| batch.schema().index_of(c))
                         .collect::<std::result::Result<_, _>>()?;
                     if self.file_position {
@@ -712,10 +694,6 @@ impl<'a> Scan<'a> {
     }
 }
 
-fn is_position_name(column: &str) -> bool {
-    column == FILE_COLUMN || column == POS_COLUMN
-}
-
 /// File positions of `n` rows starting at the reader's row `first`, over `runs` (the kept row
 /// groups as (file position, rows)).
 fn row_positions(runs: &[(u64, u64)], first: u64, n: usize) -> Vec<u64> {
@@ -766,10 +744,6 @@ fn with_file_position(batch: &RecordBatch, path: &str, positions: &[u64]) -> Res
         Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
         columns,
     )?)
-}
-
-fn is_lineage_name(column: &str) -> bool {
-    column == ROW_ID_COLUMN || column == LAST_UPDATED_SEQUENCE_NUMBER_COLUMN
 }
 
 /// `batch` (rows `first..` of the reader over `runs`, the kept row groups as (file position,

@@ -11,7 +11,9 @@ use arrow_schema::{Field, Schema as ArrowSchema};
 use geoberg_crs::{ColumnType, ValueSrid, check_value_srid};
 use geoberg_geostats::bbox_columns;
 use geoberg_hilbert::HilbertCurve;
-use geoberg_rewrite::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, ROW_ID_COLUMN, lineage_fields};
+use geoberg_rewrite::lineage_fields;
+
+use crate::metadata_columns::{LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, ROW_ID_COLUMN};
 use iceberg::spec::{NestedFieldRef, PrimitiveType, Type};
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 
