@@ -172,7 +172,7 @@ pub(crate) fn parse_create_table(front: &mut Front<'_>) -> Result<CreateTableReq
 
 pub(crate) fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
     let name = front.identifier("a column name")?;
-    let data_type = parse_type(front, &name, TypeNames::Spark)?;
+    let data_type = parse_type(front, &format!("column `{name}`"), TypeNames::Spark)?;
     let mut required = false;
     let mut comment = None;
     loop {

@@ -152,7 +152,11 @@ impl DataType {
     /// and geography are top-level types only.
     pub fn parse(input: &str) -> Result<Self, SqlError> {
         let mut front = Front::new(input)?;
-        let t = parse_type(&mut front, "", TypeNames::Iceberg)?;
+        let t = parse_type(
+            &mut front,
+            &format!("`{}`", input.trim()),
+            TypeNames::Iceberg,
+        )?;
         front.finish()?;
         if let Some(path) = t.nested_geo() {
             return Err(SqlError::invalid(
@@ -248,16 +252,7 @@ impl fmt::Display for DataType {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(
-                        f,
-                        "{}: {}{}",
-                        quote_ident(&c.name),
-                        c.data_type,
-                        not_null(c.required)
-                    )?;
-                    if let Some(comment) = &c.comment {
-                        write!(f, " COMMENT {}", quote_string(comment))?;
-                    }
+                    c.write(f, ": ")?;
                 }
                 f.write_str(">")
             }
@@ -314,12 +309,12 @@ impl Column {
     }
 }
 
-/// `name TYPE [NOT NULL] [COMMENT '...']`, as `CREATE TABLE` and `ADD COLUMN` write it.
-impl fmt::Display for Column {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Column {
+    /// `name<separator>TYPE [NOT NULL] [COMMENT '...']`.
+    fn write(&self, f: &mut fmt::Formatter<'_>, separator: &str) -> fmt::Result {
         write!(
             f,
-            "{} {}{}",
+            "{}{separator}{}{}",
             quote_ident(&self.name),
             self.data_type,
             not_null(self.required)
@@ -331,19 +326,27 @@ impl fmt::Display for Column {
     }
 }
 
+/// `name TYPE [NOT NULL] [COMMENT '...']`, as `CREATE TABLE` and `ADD COLUMN` write it; a
+/// struct's fields are written `name: TYPE ...`.
+impl fmt::Display for Column {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, " ")
+    }
+}
+
 const TYPES: &str = "boolean, int, bigint/long, float, double, decimal(p, s), date, time, \
 timestamp, timestamp_ntz, timestamptz, timestamptz_ns, timestamp_ntz_ns, string, binary, fixed(n), uuid, \
 struct<name: type, ...>, array<type>, map<key type, value type>, geometry(<srid or crs>), \
 geography(<crs>[, <algorithm>])";
 
-/// A column type at the front of `front`; `column` names it in errors.
+/// A column type at the front of `front`; errors name it as the type of `of` (``column `c` ``).
 pub(crate) fn parse_type(
     front: &mut Front<'_>,
-    column: &str,
+    of: &str,
     names: TypeNames,
 ) -> Result<DataType, SqlError> {
     let mut pending_gt = false;
-    parse_type_at(front, column, names, 1, &mut pending_gt)
+    parse_type_at(front, of, names, 1, &mut pending_gt)
 }
 
 /// Closes a `<`: a `>` token, or half of a `>>` (the tokenizer reads `array<array<int>>`'s end
@@ -366,7 +369,7 @@ fn nested_not_null(front: &mut Front<'_>, pending_gt: bool) -> bool {
 
 fn parse_type_at(
     front: &mut Front<'_>,
-    column: &str,
+    of: &str,
     names: TypeNames,
     depth: usize,
     pending_gt: &mut bool,
@@ -403,7 +406,7 @@ fn parse_type_at(
     if let Some(t) = simple {
         return Ok(t);
     }
-    let invalid = |reason: String| SqlError::invalid(format!("type of column `{column}`"), reason);
+    let invalid = |reason: String| SqlError::invalid(format!("type of {of}"), reason);
     match name.as_str() {
         "timestamp_ns" => Err(invalid(
             "timestamp_ns is ambiguous here (Spark's timestamp has a time zone, Iceberg's does \
@@ -435,7 +438,7 @@ fn parse_type_at(
             loop {
                 let field = front.identifier("a struct field name")?;
                 front.consume(&Token::Colon);
-                let data_type = parse_type_at(front, column, names, depth + 1, pending_gt)?;
+                let data_type = parse_type_at(front, of, names, depth + 1, pending_gt)?;
                 let required = nested_not_null(front, *pending_gt);
                 let comment = if !*pending_gt && front.word("COMMENT") {
                     Some(front.string()?)
@@ -463,7 +466,7 @@ fn parse_type_at(
         }
         "array" | "list" => {
             front.expect(&Token::Lt)?;
-            let element = parse_type_at(front, column, names, depth + 1, pending_gt)?;
+            let element = parse_type_at(front, of, names, depth + 1, pending_gt)?;
             let element_required = nested_not_null(front, *pending_gt);
             close_angle(front, pending_gt)?;
             Ok(DataType::List {
@@ -473,14 +476,14 @@ fn parse_type_at(
         }
         "map" => {
             front.expect(&Token::Lt)?;
-            let key = parse_type_at(front, column, names, depth + 1, pending_gt)?;
+            let key = parse_type_at(front, of, names, depth + 1, pending_gt)?;
             if *pending_gt {
                 return Err(invalid("map<...> needs a key and a value type".into()));
             }
             // Keys are always required; `NOT NULL` on them is allowed and changes nothing.
             front.words(&["NOT", "NULL"]);
             front.expect(&Token::Comma)?;
-            let value = parse_type_at(front, column, names, depth + 1, pending_gt)?;
+            let value = parse_type_at(front, of, names, depth + 1, pending_gt)?;
             let value_required = nested_not_null(front, *pending_gt);
             close_angle(front, pending_gt)?;
             Ok(DataType::Map {
@@ -504,7 +507,7 @@ fn parse_type_at(
             };
             if !(1..=38).contains(&precision) || scale > precision {
                 return Err(SqlError::invalid(
-                    format!("type of column `{column}`"),
+                    format!("type of {of}"),
                     format!(
                         "decimal({precision}, {scale}) needs 1 <= precision <= 38 and scale <= precision"
                     ),
@@ -517,7 +520,7 @@ fn parse_type_at(
         }
         "geometry" => {
             let crs = if front.consume(&Token::LParen) {
-                let crs = parse_crs(front, column)?;
+                let crs = parse_crs(front, of)?;
                 front.expect(&Token::RParen)?;
                 Some(crs)
             } else {
@@ -530,14 +533,14 @@ fn parse_type_at(
         }
         "geography" => {
             let (crs, algorithm) = if front.consume(&Token::LParen) {
-                let crs = parse_crs(front, column)?;
+                let crs = parse_crs(front, of)?;
                 let algorithm = if front.consume(&Token::Comma) {
                     let a = front.identifier("an edge algorithm")?;
                     Some(a.parse::<EdgeAlgorithm>().map_err(|_| {
                         let names: Vec<&str> =
                             EdgeAlgorithm::ALL.iter().map(|a| a.name()).collect();
                         SqlError::invalid(
-                            format!("type of column `{column}`"),
+                            format!("type of {of}"),
                             format!(
                                 "unknown edge algorithm `{a}`; use one of {}",
                                 names.join(", ")
@@ -558,7 +561,7 @@ fn parse_type_at(
             }))
         }
         _ => Err(SqlError::invalid(
-            format!("type `{}` of column `{column}`", start.token),
+            format!("type `{}` of {of}", start.token),
             format!("it is not a supported type; use one of {TYPES}"),
         )),
     }
@@ -566,7 +569,7 @@ fn parse_type_at(
 
 /// A CRS argument: an SRID number, a quoted string, or bare `AUTHORITY:CODE`, parsed by
 /// `geoberg-crs`.
-fn parse_crs(front: &mut Front<'_>, column: &str) -> Result<Crs, SqlError> {
+fn parse_crs(front: &mut Front<'_>, of: &str) -> Result<Crs, SqlError> {
     let bare_number = matches!(front.peek().token, Token::Number(..));
     let text = match front.peek().token.clone() {
         Token::Number(n, _) => {
@@ -585,7 +588,7 @@ fn parse_crs(front: &mut Front<'_>, column: &str) -> Result<Crs, SqlError> {
                 Token::Number(c, _) => c,
                 other => {
                     return Err(SqlError::invalid(
-                        format!("CRS of column `{column}`"),
+                        format!("CRS of {of}"),
                         format!("expected a code after `{}:`, found {other}", w.value),
                     ));
                 }
@@ -600,7 +603,7 @@ fn parse_crs(front: &mut Front<'_>, column: &str) -> Result<Crs, SqlError> {
     };
     let crs = text
         .parse::<Crs>()
-        .map_err(|e| SqlError::invalid(format!("CRS of column `{column}`"), e.to_string()))?;
+        .map_err(|e| SqlError::invalid(format!("CRS of {of}"), e.to_string()))?;
     // A bare number is SQL's SRID shorthand: the CRS geoberg declares for that SRID.
     Ok(match crs {
         Crs::Srid(srid) if bare_number => Crs::for_srid(srid),
