@@ -258,8 +258,13 @@ fn bench(c: &mut Criterion) {
                     )
                 })
                 .collect();
+            let file_pairs = plan
+                .lines()
+                .find(|l| l.contains("GeobergFilePairJoinExec"))
+                .and_then(|l| l.split(", ").find(|p| p.starts_with("file_pairs=")))
+                .unwrap_or("no file-pair join");
             println!(
-                "{layout}/{name}: {pairs} pairs, operator {}, scans [{}]",
+                "{layout}/{name}: {pairs} pairs, operator {}, {file_pairs}, scans [{}]",
                 if plan.contains("SpatialJoinExec") {
                     "SpatialJoinExec"
                 } else {

@@ -125,13 +125,7 @@ impl BuildSideBounds {
             return None;
         }
         let built = (!s.unusable).then(|| {
-            // The distance, plus a margin for the rounding of distances computed at these
-            // coordinates (a pair at exactly the distance must not be pruned).
-            let grow = |b: &[f64; 4]| {
-                let magnitude = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let e = self.expand + (magnitude + self.expand) * 1e-12;
-                AABB::from_corners([b[0] - e, b[1] - e], [b[2] + e, b[3] + e])
-            };
+            let grow = |b: &[f64; 4]| expanded(b, self.expand);
             Arc::new(BoundsIndex {
                 union: s.union.as_ref().map(grow),
                 tree: (!s.overflow).then(|| {
@@ -148,6 +142,15 @@ impl BuildSideBounds {
         drop(s);
         self.index.get_or_init(|| built).clone()
     }
+}
+
+/// `b` (`[min_x, min_y, max_x, max_y]`) grown by `distance` on every side, plus a margin for
+/// the rounding of distances computed at these coordinates (a pair at exactly the distance
+/// must not be pruned).
+pub(crate) fn expanded(b: &[f64; 4], distance: f64) -> AABB<[f64; 2]> {
+    let magnitude = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = distance + (magnitude + distance) * 1e-12;
+    AABB::from_corners([b[0] - e, b[1] - e], [b[2] + e, b[3] + e])
 }
 
 /// The expanded build boxes, for probe-side boxes to be tested against.

@@ -8,6 +8,9 @@
 //! - [`BuildBoundsExec`]: passes the build side's batches through unchanged and records the box
 //!   of every geometry into [`BuildSideBounds`], until each of its partitions has ended.
 //!
+//! The file-pair rule (`file_pair_join`) finds its scans with the same walk down a join side
+//! ([`attach`], [`scan_under`]).
+//!
 //! Only inner joins are pruned (an outer join keeps unmatched probe rows); KNN joins are not
 //! (their nearest neighbours may lie anywhere); geography is not (SedonaDB's join operator
 //! declines it, so no [`SpatialJoinExec`] is planned for it).
@@ -21,6 +24,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{JoinType, ScalarValue};
 use datafusion::error::Result;
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
@@ -196,7 +200,7 @@ impl PhysicalOptimizerRule for JoinBoundsPruning {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        rewrite(plan)
+        add_join_bounds(plan)
     }
 
     fn name(&self) -> &str {
@@ -208,30 +212,40 @@ impl PhysicalOptimizerRule for JoinBoundsPruning {
     }
 }
 
-fn rewrite(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
-    let children: Vec<Arc<dyn ExecutionPlan>> = plan
-        .children()
-        .into_iter()
-        .map(|c| rewrite(Arc::clone(c)))
-        .collect::<Result<_>>()?;
-    let plan = if children.is_empty() {
-        plan
-    } else {
-        let same = plan
-            .children()
-            .iter()
-            .zip(&children)
-            .all(|(a, b)| Arc::ptr_eq(a, b));
-        if same {
-            plan
-        } else {
-            Arc::clone(&plan).with_new_children(children)?
-        }
-    };
-    match plan.downcast_ref::<SpatialJoinExec>() {
-        Some(join) => Ok(prune_probe_side(&plan, join)?.unwrap_or(plan)),
-        None => Ok(plan),
+/// `plan` with every spatial join the rule applies to set up for join pruning.
+pub(crate) fn add_join_bounds(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        let pruned = match node.downcast_ref::<SpatialJoinExec>() {
+            Some(join) => prune_probe_side(&node, join)?,
+            None => None,
+        };
+        Ok(match pruned {
+            Some(plan) => Transformed::yes(plan),
+            None => Transformed::no(node),
+        })
+    })
+    .map(|t| t.data)
+}
+
+/// The build-side geometry, the probe-side geometry column and the distance (0 for a
+/// relation) of an inner spatial join on a relation (`ST_Intersects`, `ST_Contains`, ...) or
+/// a constant distance between planar geometries: a join whose pairs lie within the distance
+/// of each other's boxes, which the layout of the tables can prune.
+pub(crate) fn prunable_join(
+    join: &SpatialJoinExec,
+) -> Option<(&Arc<dyn PhysicalExpr>, &Column, f64)> {
+    if join.join_type != JoinType::Inner {
+        return None;
     }
+    let (build_geometry, probe_geometry, distance) = match &join.on {
+        SpatialPredicate::Relation(r) => (&r.left, &r.right, 0.0),
+        SpatialPredicate::Distance(d) => (&d.left, &d.right, constant_distance(&d.distance)?),
+        SpatialPredicate::KNearestNeighbors(_) => return None,
+    };
+    let column = probe_geometry.downcast_ref::<Column>()?;
+    let planar = is_planar_geometry(build_geometry, &join.left.schema())
+        && is_planar_geometry(probe_geometry, &join.right.schema());
+    planar.then_some((build_geometry, column, distance))
 }
 
 /// The join with its build side recording bounds and its probe-side scan pruning on them, or
@@ -240,30 +254,14 @@ fn prune_probe_side(
     plan: &Arc<dyn ExecutionPlan>,
     join: &SpatialJoinExec,
 ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-    if join.join_type != JoinType::Inner {
-        return Ok(None);
-    }
-    let (build_geometry, probe_geometry, expand) = match &join.on {
-        SpatialPredicate::Relation(r) => (&r.left, &r.right, 0.0),
-        SpatialPredicate::Distance(d) => {
-            let Some(distance) = constant_distance(&d.distance) else {
-                return Ok(None);
-            };
-            (&d.left, &d.right, distance)
-        }
-        SpatialPredicate::KNearestNeighbors(_) => return Ok(None),
-    };
-    let Some(column) = probe_geometry.downcast_ref::<Column>() else {
+    let Some((build_geometry, column, expand)) = prunable_join(join) else {
         return Ok(None);
     };
-    if !is_planar_geometry(build_geometry, &join.left.schema())
-        || !is_planar_geometry(probe_geometry, &join.right.schema())
-    {
-        return Ok(None);
-    }
     let partitions = join.left.output_partitioning().partition_count();
     let bounds = Arc::new(BuildSideBounds::new(partitions, expand));
-    let Some(probe) = attach(&join.right, column.index(), &bounds)? else {
+    let attach_bounds =
+        |scan: &GeobergScanExec, index| scan.with_join_bounds(index, Arc::clone(&bounds));
+    let Some(probe) = attach(&join.right, column.index(), &attach_bounds)? else {
         return Ok(None);
     };
     let build: Arc<dyn ExecutionPlan> = Arc::new(BuildBoundsExec::new(
@@ -276,46 +274,71 @@ fn prune_probe_side(
     ))
 }
 
-/// `plan` with the scan that produces its output column `index` pruning on `bounds`, when
-/// the column reaches the scan unchanged through nodes that keep every row's value.
-fn attach(
+/// `plan` with the scan that produces its output column `index` replaced by `with(scan, its
+/// column index)`, when the column reaches the scan unchanged (see [`pass_through`]); `None`
+/// when it does not, or `with` declines.
+pub(crate) fn attach(
     plan: &Arc<dyn ExecutionPlan>,
     index: usize,
-    bounds: &Arc<BuildSideBounds>,
+    with: &dyn Fn(&GeobergScanExec, usize) -> Option<GeobergScanExec>,
 ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     if let Some(scan) = plan.downcast_ref::<GeobergScanExec>() {
-        return Ok(scan
-            .with_join_bounds(index, Arc::clone(bounds))
-            .map(|s| Arc::new(s) as Arc<dyn ExecutionPlan>));
+        return Ok(with(scan, index).map(|s| Arc::new(s) as Arc<dyn ExecutionPlan>));
     }
-    let input_index = if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
-        match p.expr().get(index).map(|e| e.expr.downcast_ref::<Column>()) {
-            Some(Some(c)) => c.index(),
-            _ => return Ok(None),
-        }
-    } else if let Some(f) = plan.downcast_ref::<FilterExec>() {
-        match f.projection() {
-            Some(projection) => match projection.get(index) {
-                Some(i) => *i,
-                None => return Ok(None),
-            },
-            None => index,
-        }
-    } else if plan.downcast_ref::<RepartitionExec>().is_some()
-        || plan.downcast_ref::<ProbeShuffleExec>().is_some()
-        || plan.downcast_ref::<CoalescePartitionsExec>().is_some()
-    {
-        index
-    } else {
+    let Some((child, input_index)) = pass_through(plan, index) else {
         return Ok(None);
     };
-    let [child] = plan.children()[..] else {
-        return Ok(None);
-    };
-    match attach(child, input_index, bounds)? {
+    match attach(child, input_index, with)? {
         Some(child) => Ok(Some(Arc::clone(plan).with_new_children(vec![child])?)),
         None => Ok(None),
     }
+}
+
+/// The scan producing `plan`'s output column `index` unchanged, with the column's index in
+/// the scan's output.
+pub(crate) fn scan_under(
+    plan: &Arc<dyn ExecutionPlan>,
+    index: usize,
+) -> Option<(&GeobergScanExec, usize)> {
+    if let Some(scan) = plan.downcast_ref::<GeobergScanExec>() {
+        return Some((scan, index));
+    }
+    let (child, input_index) = pass_through(plan, index)?;
+    scan_under(child, input_index)
+}
+
+/// The only child of `plan` and the index there of `plan`'s output column `index`, when
+/// `plan` passes every row's value of that column on unchanged: projections, filters,
+/// repartitions (SedonaDB's probe shuffle among them), [`BuildBoundsExec`].
+fn pass_through(
+    plan: &Arc<dyn ExecutionPlan>,
+    index: usize,
+) -> Option<(&Arc<dyn ExecutionPlan>, usize)> {
+    let input_index = if let Some(p) = plan.downcast_ref::<ProjectionExec>() {
+        p.expr().get(index)?.expr.downcast_ref::<Column>()?.index()
+    } else if let Some(f) = plan.downcast_ref::<FilterExec>() {
+        match f.projection() {
+            Some(projection) => *projection.get(index)?,
+            None => index,
+        }
+    } else if only_moves_rows(plan) {
+        index
+    } else {
+        return None;
+    };
+    let [child] = plan.children()[..] else {
+        return None;
+    };
+    Some((child, input_index))
+}
+
+/// Whether `plan` hands its input's rows on as they are, only across partitions (or, for
+/// [`BuildBoundsExec`], recording their boxes on the way).
+pub(crate) fn only_moves_rows(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    plan.downcast_ref::<RepartitionExec>().is_some()
+        || plan.downcast_ref::<ProbeShuffleExec>().is_some()
+        || plan.downcast_ref::<CoalescePartitionsExec>().is_some()
+        || plan.downcast_ref::<BuildBoundsExec>().is_some()
 }
 
 /// A constant, finite, non-negative distance.

@@ -2,7 +2,7 @@
 //! counters) around DataFusion's own Parquet reader, which does the reading (projection,
 //! limit, row-group statistics pruning with the ordinary filters, parallel partitions).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::table_error;
 use crate::field_id_adapter::FieldIdAdapterFactory;
 use crate::join_bounds::{BuildSideBounds, JoinPruned, prune_row_groups};
+use crate::options::GeobergOptions;
 use crate::scan_plan::{FileSlice, PruningSummary, object_meta};
 use crate::spatial_pruning::SpatialPruning;
 use datafusion::common::internal_err;
@@ -89,6 +90,10 @@ pub struct GeobergScanExec {
 /// A scan's run-time filter from a spatial join's build side (see [`crate::join_bounds`]).
 #[derive(Debug, Clone)]
 struct JoinPruning {
+    /// What the bounds are, as `EXPLAIN` names them: `join_bounds` (the build side's rows, on
+    /// the probe side's scan) or `probe_file_bounds` (the probe side's planned files, on the
+    /// build side's scan of a file-pair join).
+    label: &'static str,
     /// The table column the join compares (a planar geometry).
     column: String,
     bounds: Arc<BuildSideBounds>,
@@ -149,19 +154,38 @@ impl GeobergScanExec {
     }
 
     /// The same scan, pruning its files when it starts on a spatial join's build-side
-    /// `bounds` against its output column `index`; `None` when the column is no table column
-    /// or the table version is not at hand.
+    /// `bounds` against its output column `index`; `None` when the column is no table column,
+    /// the table version is not at hand, or the scan already prunes on other bounds.
     pub fn with_join_bounds(
         &self,
         index: usize,
         bounds: Arc<BuildSideBounds>,
     ) -> Option<GeobergScanExec> {
+        self.with_run_time_bounds(index, bounds, "join_bounds")
+    }
+
+    /// The same scan, pruning its files when it starts on the boxes of the files the other
+    /// side of a file-pair join planned (see [`crate::FilePairJoinExec`]), against its output
+    /// column `index`; `None` as for [`Self::with_join_bounds`].
+    pub fn with_probe_file_bounds(
+        &self,
+        index: usize,
+        bounds: Arc<BuildSideBounds>,
+    ) -> Option<GeobergScanExec> {
+        self.with_run_time_bounds(index, bounds, "probe_file_bounds")
+    }
+
+    fn with_run_time_bounds(
+        &self,
+        index: usize,
+        bounds: Arc<BuildSideBounds>,
+        label: &'static str,
+    ) -> Option<GeobergScanExec> {
         self.table.as_ref()?;
-        let column = match &self.spec.projection {
-            Some(projection) => *projection.get(index)?,
-            None => index,
-        };
-        let column = self.schema.fields().get(column)?.name().clone();
+        if self.join.is_some() {
+            return None;
+        }
+        let column = self.column_name(index)?;
         let metrics = ExecutionPlanMetricsSet::new();
         for metric in self.metrics.clone_inner().iter() {
             metrics.register(Arc::clone(metric));
@@ -173,6 +197,7 @@ impl GeobergScanExec {
         Some(GeobergScanExec {
             metrics,
             join: Some(JoinPruning {
+                label,
                 column,
                 bounds,
                 files_skipped,
@@ -182,6 +207,56 @@ impl GeobergScanExec {
             }),
             ..self.clone()
         })
+    }
+
+    /// The table column behind output column `index`.
+    pub fn column_name(&self, index: usize) -> Option<String> {
+        let column = match &self.spec.projection {
+            Some(projection) => *projection.get(index)?,
+            None => index,
+        };
+        Some(self.schema.fields().get(column)?.name().clone())
+    }
+
+    /// The table version planned, where this process has it (not after decoding).
+    pub fn table(&self) -> Option<&Table> {
+        self.table.as_ref()
+    }
+
+    /// The same scan reading only the planned slices of `files` (by location), in one
+    /// partition, without run-time pruning: one group of a file-pair join.
+    pub(crate) fn restricted(
+        &self,
+        files: &HashSet<&str>,
+        runtime: &RuntimeEnv,
+    ) -> Result<GeobergScanExec> {
+        let kept: Vec<FileSlice> = self
+            .spec
+            .partitions
+            .iter()
+            .flatten()
+            .filter(|s| files.contains(s.location.as_str()))
+            .cloned()
+            .collect();
+        let mut summary = self.spec.summary.clone();
+        let mut locations: Vec<&str> = kept.iter().map(|s| s.location.as_str()).collect();
+        locations.sort_unstable();
+        locations.dedup();
+        summary.files_read = locations.len();
+        let spec = ScanSpec {
+            partitions: vec![kept],
+            summary,
+            ..(*self.spec).clone()
+        };
+        let mut scan = GeobergScanExec::try_new(
+            spec,
+            Arc::clone(&self.schema),
+            self.predicate.clone(),
+            runtime,
+            self.parquet.clone(),
+        )?;
+        scan.table = self.table.clone();
+        Ok(scan)
     }
 
     /// The plan: files, boxes, counters.
@@ -345,7 +420,7 @@ impl DisplayAs for GeobergScanExec {
                     write!(f, ", limit={limit}")?;
                 }
                 if let Some(join) = &self.join {
-                    write!(f, ", join_bounds={}", join.column)?;
+                    write!(f, ", {}={}", join.label, join.column)?;
                     let started = !join
                         .readers
                         .lock()
@@ -409,6 +484,9 @@ impl ExecutionPlan for GeobergScanExec {
         let (Some(join), Some(table)) = (self.join.clone(), self.table.clone()) else {
             return self.inner.execute(partition, context);
         };
+        if !GeobergOptions::of(context.session_config()).join_pruning {
+            return self.inner.execute(partition, context);
+        }
         // Decided on the first poll: a join polls its probe side only once its build side
         // is complete.
         let this = self.clone();

@@ -17,8 +17,10 @@ use sedona_expr::scalar_udf::ScalarKernelRef;
 use crate::catalog::GeobergCatalogProvider;
 use crate::crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate, SPATIAL_PREDICATES};
 use crate::error::{Error, Result};
+use crate::file_pair_join::FilePairJoins;
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
 use crate::join_bounds_rule::JoinBoundsPruning;
+use crate::options::GeobergOptions;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::scan_exec::GeobergScanExec;
@@ -69,8 +71,14 @@ pub async fn sedona_context(
             .with_type_planner(Arc::new(GeobergTypePlanner))
             // Last, over SedonaDB's spatial joins as finally planned.
             .with_physical_optimizer_rule(Arc::new(JoinBoundsPruning))
+            .with_physical_optimizer_rule(Arc::new(FilePairJoins))
             .build();
         *state = rebuilt;
+        state
+            .config_mut()
+            .options_mut()
+            .extensions
+            .insert(GeobergOptions::default());
         state.register_function_rewrite(Arc::new(ConstantGeometryCrs::new(set_crs)))?;
         state.add_analyzer_rule(Arc::new(ValuesGeometryType));
     }

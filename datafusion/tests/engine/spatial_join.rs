@@ -178,13 +178,30 @@ fn brute_force(
     zones: &[(i64, Option<Geometry<f64>>)],
     keep: impl Fn(&Point<f64>, &Geometry<f64>) -> bool,
 ) -> Vec<(i64, i64)> {
+    use geo::BoundingRect;
+    // Each point only against the zones whose box, grown by 20, holds it: farther than any
+    // distance the tests join within.
+    let boxes: Vec<Option<geo_types::Rect<f64>>> = zones
+        .iter()
+        .map(|(_, z)| z.as_ref().and_then(|z| z.bounding_rect()))
+        .collect();
     let mut out = Vec::new();
     for (pid, p) in points {
         let Some(p) = p else { continue };
-        for (zid, z) in zones {
+        for ((zid, z), bbox) in zones.iter().zip(&boxes) {
             let Some(z) = z.as_ref().filter(|z| !is_empty(z)) else {
                 continue;
             };
+            let far = bbox.is_some_and(|b| {
+                let margin = 20.0;
+                p.x() < b.min().x - margin
+                    || p.x() > b.max().x + margin
+                    || p.y() < b.min().y - margin
+                    || p.y() > b.max().y + margin
+            });
+            if far {
+                continue;
+            }
             if keep(p, z) {
                 out.push((*pid, *zid));
             }
@@ -323,7 +340,16 @@ fn knn_join_finds_each_points_nearest_sites() {
     );
 }
 
-/// Random tables (sizes, seeds, file counts), the join operator against the brute force.
+/// The smallest x of a geometry (NULL and empty last).
+fn min_x(g: &Option<Geometry<f64>>) -> f64 {
+    use geo::BoundingRect;
+    g.as_ref()
+        .and_then(|g| g.bounding_rect())
+        .map_or(f64::MAX, |r| r.min().x)
+}
+
+/// Random tables (sizes, seeds, file counts, in arrival order or sorted into bands, joined
+/// whole or by file-pair groups of every size), the join operator against the brute force.
 #[test]
 fn random_tables_join_like_the_brute_force() {
     let mut runner = TestRunner::new(Config {
@@ -332,15 +358,29 @@ fn random_tables_join_like_the_brute_force() {
     });
     runner
         .run(
-            &(1u64..1_000_000, 1usize..40, 1usize..600, 1usize..4, 1usize..4),
-            |(seed, nz, np, zf, pf)| {
+            &(
+                (1u64..1_000_000, 1usize..40, 1usize..600, 1usize..6, 1usize..6),
+                (any::<bool>(), any::<bool>(), prop::sample::select(vec![1u64, 2_000, 1 << 28])),
+            ),
+            |((seed, nz, np, zf, pf), (sort_zones, sort_points, group_bytes))| {
                 let w = Warehouse::new();
-                let zs = zones(seed, nz);
-                let ps = points(seed + 1, np, &zs);
+                let mut zs = zones(seed, nz);
+                let mut ps = points(seed + 1, np, &zs);
+                // Sorted by x, the files are bands: clustered, as after a spatial sort.
+                if sort_zones {
+                    zs.sort_by(|a, b| min_x(&a.1).total_cmp(&min_x(&b.1)));
+                }
+                if sort_points {
+                    ps.sort_by(|a, b| {
+                        let x = |p: &Option<Point<f64>>| p.map_or(f64::MAX, |p| p.x());
+                        x(&a.1).total_cmp(&x(&b.1))
+                    });
+                }
                 let as_geometry = geometries(&ps);
                 create(&w, "points", 4326, &as_geometry, pf);
                 create(&w, "zones", 4326, &zs, zf);
                 let s = w.session();
+                s.sql(&format!("SET geoberg.join_group_bytes = {group_bytes}")).unwrap();
                 let got = pairs(
                     &s.sql("SELECT p.id, z.id FROM geo.points p JOIN geo.zones z ON ST_Intersects(z.geom, p.geom)")
                         .unwrap(),
@@ -446,19 +486,139 @@ fn a_join_across_crss_is_refused_naming_both_and_the_fix() {
 
 /// The `GeobergScanExec` line pruned by a join's build side, and its metric `name`.
 fn join_pruned_metric(plan: &str, name: &str) -> u64 {
+    metric(plan, &["GeobergScanExec", "join_bounds="], name)
+}
+
+/// Metric `name` of the first line of `plan` containing each of `marks`.
+fn metric(plan: &str, marks: &[&str], name: &str) -> u64 {
     let line = plan
         .lines()
-        .find(|l| l.contains("GeobergScanExec") && l.contains("join_bounds="))
-        .unwrap_or_else(|| panic!("no scan pruned by the join in\n{plan}"));
-    let key = format!("{name}=");
-    let start = line
-        .find(&key)
+        .find(|l| marks.iter().all(|m| l.contains(m)))
+        .unwrap_or_else(|| panic!("no line with {marks:?} in\n{plan}"));
+    // The metrics close the line: the last `[name=` or ` name=`.
+    let (start, key) = [format!("[{name}="), format!(" {name}=")]
+        .into_iter()
+        .filter_map(|key| Some((line.rfind(&key)?, key)))
+        .max_by_key(|(at, _)| *at)
         .unwrap_or_else(|| panic!("no metric {name} in {line}"));
     let digits: String = line[start + key.len()..]
         .chars()
         .take_while(|c| c.is_ascii_digit())
         .collect();
     digits.parse().unwrap()
+}
+
+/// `files` files of `per_file` points each, file k in the band `k * width <= x < (k + 1) *
+/// width`, `0 <= y < 100`.
+fn banded_points(
+    seed: u64,
+    files: usize,
+    width: f64,
+    per_file: usize,
+) -> Vec<(i64, Option<Point<f64>>)> {
+    let mut g = Lcg(seed);
+    (0..files * per_file)
+        .map(|i| {
+            let k = (i / per_file) as f64;
+            (
+                i as i64,
+                Some(Point::new(k * width + g.next() * width, g.next() * 100.0)),
+            )
+        })
+        .collect()
+}
+
+/// Two tables sorted into bands join by file pairs: only the pairs of files whose boxes meet
+/// are read together (a zone band with the two point bands under it), the zone file of NULLs
+/// with none, and joining group by group (one zone file each) or whole, or with the pruning
+/// off, finds the brute force's pairs.
+#[test]
+fn clustered_tables_join_by_file_pairs() {
+    let w = Warehouse::new();
+    let ps = banded_points(3, 8, 12.5, 200);
+    create(&w, "points", 4326, &geometries(&ps), 8);
+    // Four files of ten zones, file j inside 25j + 1 <= x <= 25j + 24 (every third with a
+    // hole), and a fifth file of NULLs.
+    let mut g = Lcg(4);
+    let mut zs: Vec<(i64, Option<Geometry<f64>>)> = Vec::new();
+    for j in 0..4 {
+        for i in 0..10 {
+            let cx = 25.0 * j as f64 + 4.0 + g.next() * 17.0;
+            let cy = 4.0 + g.next() * 92.0;
+            let zone = polygon(cx, cy, 1.0 + g.next() * 2.0, i % 3 == 0, &mut g);
+            zs.push((j * 10 + i, Some(zone.into())));
+        }
+    }
+    zs.extend((40..50).map(|id| (id, None)));
+    create(&w, "zones", 4326, &zs, 5);
+    let s = w.session();
+
+    let d = 0.4;
+    let cases = [
+        (
+            "SELECT p.id, z.id FROM geo.points p JOIN geo.zones z ON ST_Intersects(p.geom, z.geom)"
+                .to_string(),
+            brute_force(&ps, &zs, |p, z| z.intersects(p)),
+        ),
+        (
+            format!(
+                "SELECT p.id, z.id FROM geo.zones z JOIN geo.points p ON ST_DWithin(z.geom, p.geom, {d})"
+            ),
+            brute_force(&ps, &zs, |p, z| Euclidean.distance(p, z) <= d),
+        ),
+    ];
+    let file_pair_line = ["GeobergFilePairJoinExec"];
+    for (sql, expected) in &cases {
+        assert!(!expected.is_empty(), "{sql}");
+        // One zone file per group.
+        s.sql("SET geoberg.join_group_bytes = 1").unwrap();
+        let plan = plan_text(&s.sql(&format!("EXPLAIN ANALYZE {sql}")).unwrap());
+        assert_eq!(
+            metric(&plan, &file_pair_line, "file_pairs_total"),
+            40,
+            "{plan}"
+        );
+        assert_eq!(metric(&plan, &file_pair_line, "file_pairs"), 8, "{plan}");
+        assert_eq!(metric(&plan, &file_pair_line, "groups"), 4, "{plan}");
+        assert_eq!(
+            metric(&plan, &file_pair_line, "probe_files_read"),
+            8,
+            "{plan}"
+        );
+        assert!(plan.contains("ran as 4 groups"), "{plan}");
+        assert_eq!(
+            metric(&plan, &file_pair_line, "build_files_read"),
+            4,
+            "{plan}"
+        );
+        assert_eq!(
+            metric(&plan, &file_pair_line, "output_rows"),
+            expected.len() as u64,
+            "{plan}"
+        );
+        assert_eq!(&pairs(&s.sql(sql).unwrap()), expected, "{sql} (by groups)");
+        // Whole: the zone file of NULLs meets no point file and is not read.
+        s.sql("SET geoberg.join_group_bytes = 268435456").unwrap();
+        let plan = plan_text(&s.sql(&format!("EXPLAIN ANALYZE {sql}")).unwrap());
+        assert!(plan.contains("ran whole"), "{plan}");
+        assert_eq!(metric(&plan, &file_pair_line, "groups"), 0, "{plan}");
+        assert_eq!(
+            metric(
+                &plan,
+                &["GeobergScanExec", "probe_file_bounds="],
+                "files_skipped_by_join"
+            ),
+            1,
+            "{plan}"
+        );
+        assert_eq!(&pairs(&s.sql(sql).unwrap()), expected, "{sql} (whole)");
+        // No pruning by the layout at all.
+        s.sql("SET geoberg.join_pruning = false").unwrap();
+        let plan = plan_text(&s.sql(&format!("EXPLAIN ANALYZE {sql}")).unwrap());
+        assert!(!plan.contains("skipped at run time"), "{plan}");
+        assert_eq!(&pairs(&s.sql(sql).unwrap()), expected, "{sql} (no pruning)");
+        s.sql("SET geoberg.join_pruning = true").unwrap();
+    }
 }
 
 /// The build side's boxes prune the probe side's files at run time: a file whose box meets no
@@ -681,4 +841,50 @@ fn the_build_side_prunes_row_groups_inside_a_file() {
     let expected = brute_force(&ps, &zs, |p, z| z.intersects(p));
     assert!(!expected.is_empty());
     assert_eq!(pairs(&s.sql(sql).unwrap()), expected);
+}
+
+/// A build side larger than the session's memory limit is joined, not refused: by file-pair
+/// groups that each fit, or whole through SedonaDB's spilling partitions; either way the
+/// brute force's pairs.
+#[test]
+fn a_build_side_past_the_memory_limit_still_joins() {
+    let w = Warehouse::new();
+    let ps = banded_points(8, 8, 12.5, 2000);
+    create(&w, "points", 4326, &geometries(&ps), 8);
+    // 4000 zones of 60 vertices in four files.
+    let mut g = Lcg(9);
+    let zs: Vec<(i64, Option<Geometry<f64>>)> = (0..4000)
+        .map(|i| {
+            let cx = (i / 1000) as f64 * 25.0 + 1.0 + g.next() * 23.0;
+            let cy = g.next() * 100.0;
+            let zone = Polygon::new(ring(cx, cy, 0.2 + g.next() * 0.5, 60, &mut g), vec![]);
+            (i, Some(zone.into()))
+        })
+        .collect();
+    create(&w, "zones", 4326, &zs, 4);
+    let s = w.session();
+    let sql =
+        "SELECT p.id, z.id FROM geo.points p JOIN geo.zones z ON ST_Intersects(p.geom, z.geom)";
+    let expected = brute_force(&ps, &zs, |p, z| z.intersects(p));
+    assert!(!expected.is_empty());
+    s.sql("SET datafusion.runtime.memory_limit = '2M'").unwrap();
+    for (group_bytes, grouped) in [(1u64, true), (1 << 28, false)] {
+        s.sql(&format!("SET geoberg.join_group_bytes = {group_bytes}"))
+            .unwrap();
+        let plan = plan_text(&s.sql(&format!("EXPLAIN ANALYZE {sql}")).unwrap());
+        let join = ["SpatialJoinExec"];
+        if grouped {
+            // One group per file of the build side (the zones or the points, as SedonaDB
+            // chooses).
+            let groups = metric(&plan, &["GeobergFilePairJoinExec"], "groups");
+            assert!(groups == 4 || groups == 8, "{plan}");
+        } else {
+            assert!(plan.contains("ran whole"), "{plan}");
+            assert!(metric(&plan, &join, "spill_count") > 0, "{plan}");
+        }
+        let got = s
+            .sql(sql)
+            .unwrap_or_else(|e| panic!("groups of {group_bytes} bytes: {e}"));
+        assert_eq!(pairs(&got), expected, "groups of {group_bytes} bytes");
+    }
 }
