@@ -65,6 +65,9 @@ pub enum Command {
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
     /// WKB) into a table, created from the file's schema if missing; one commit.
     Import(ImportArgs),
+    /// Stream newline-delimited JSON records (seed 003's messages) from stdin or a (growing)
+    /// file into a table in micro-batch commits; bad records go to a rejects file with the reason.
+    Ingest(IngestArgs),
     /// Snapshots, data files, bounds and how much the files overlap.
     Inspect(InspectArgs),
     /// Check bounds and bbox columns against the geometry, and optionally that a window query
@@ -74,6 +77,10 @@ pub enum Command {
     Layout(LayoutArgs),
     /// Remove old snapshots from the table metadata.
     ExpireSnapshots(ExpireArgs),
+    /// Run the maintenance that is due: incremental clustering past the table's overlap-depth
+    /// or new-files threshold, rewrite_manifests past the manifest threshold, expiry per the
+    /// table's retention. Safe to run from cron next to a streaming writer.
+    Maintain(MaintainArgs),
     /// Delete files under the table location that no snapshot references.
     RemoveOrphans(OrphanArgs),
     /// Bbox columns for engines without geometry support (seed 002): add the four columns
@@ -176,6 +183,54 @@ pub struct ImportArgs {
     pub rows_per_file: usize,
 }
 
+/// `geoberg ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Target table `namespace.table` (it must exist).
+    #[arg(long)]
+    pub table: String,
+    /// The records, one JSON object per line [default: stdin].
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// At the end of the file, wait for more lines (until Ctrl-C, which commits what is
+    /// buffered).
+    #[arg(long)]
+    pub follow: bool,
+    /// Commit after this many records.
+    #[arg(long, default_value_t = 100_000)]
+    pub batch_rows: usize,
+    /// Commit at least this often while records are buffered.
+    #[arg(long, default_value_t = 1.0)]
+    pub batch_seconds: f64,
+    /// The point column [default: the first geometry column].
+    #[arg(long, value_name = "COLUMN")]
+    pub geometry_column: Option<String>,
+    /// Dotted path of the longitude (x).
+    #[arg(long, default_value = "location.lon")]
+    pub lon: String,
+    /// Dotted path of the latitude (y).
+    #[arg(long, default_value = "location.lat")]
+    pub lat: String,
+    /// Dotted path of each record's CRS; an empty value: every record is in the column's CRS.
+    #[arg(long, default_value = "location.crs")]
+    pub crs_field: String,
+    /// A column read from a field not named after it, `column=dotted.path` (repeatable).
+    #[arg(long = "map", value_name = "COLUMN=PATH")]
+    pub maps: Vec<String>,
+    /// Keep only points inside this box, minx,miny,maxx,maxy (checked first).
+    #[arg(long, value_name = "MINX,MINY,MAXX,MAXY", allow_hyphen_values = true)]
+    pub envelope: Option<String>,
+    /// Then keep only points inside this shape (WKT, in the column's CRS).
+    #[arg(long, value_name = "WKT")]
+    pub within: Option<String>,
+    /// Where rejected records go, one JSON line each (`line`, `reason`, `record`).
+    #[arg(long, default_value = "geoberg-ingest-rejects.ndjson")]
+    pub rejects: PathBuf,
+    /// Skip this many lines first: a replay after a crash starts after the last committed line.
+    #[arg(long, default_value_t = 0)]
+    pub skip_lines: u64,
+}
+
 /// `geoberg inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -235,6 +290,13 @@ pub struct ExpireArgs {
     /// Always keep this many of the most recent snapshots.
     #[arg(long, default_value_t = 1)]
     pub retain_last: usize,
+}
+
+/// `geoberg maintain`.
+#[derive(Debug, Args)]
+pub struct MaintainArgs {
+    /// `namespace.table`.
+    pub table: String,
 }
 
 /// `geoberg remove-orphans`.

@@ -12,7 +12,8 @@
 //! writes `before.svg` / `after.svg` of the data files' boxes. The same tool then works on your
 //! own data: `import` (Parquet / GeoParquet with WKB), `sql` (CREATE TABLE, CREATE SPATIAL
 //! INDEX, CALL rewrite_data_files, SHOW, DESCRIBE, EXPLAIN, SELECT count(*)), `inspect`,
-//! `audit`, `layout`, `expire-snapshots`, `remove-orphans` and `bbox-columns add|backfill`.
+//! `audit`, `layout`, `ingest`, `maintain`, `expire-snapshots`, `remove-orphans` and
+//! `bbox-columns add|backfill`.
 //!
 //! The binary lives in its own crate, not in `geoberg-table`, so that library users of
 //! `geoberg-table` do not compile clap, indicatif and the demo data generator
@@ -34,6 +35,7 @@ mod error;
 mod files;
 mod import;
 mod index;
+mod ingest;
 mod inspect;
 mod layout;
 mod maintenance;
@@ -74,6 +76,8 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Audit(a) => audit::run(g, a),
         Command::Layout(a) => layout::run(g, a),
         Command::ExpireSnapshots(a) => maintenance::expire_snapshots(g, a),
+        Command::Ingest(a) => ingest::run(g, a),
+        Command::Maintain(a) => maintenance::maintain(g, a),
         Command::RemoveOrphans(a) => maintenance::remove_orphans(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Add(a)) => bbox_columns::add(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Backfill(a)) => bbox_columns::backfill(g, a),

@@ -1,11 +1,12 @@
-//! `geoberg expire-snapshots` and `geoberg remove-orphans`: table housekeeping.
+//! `geoberg maintain`, `geoberg expire-snapshots` and `geoberg remove-orphans`: table
+//! housekeeping.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use geoberg_table::Table;
 use serde_json::json;
 
-use crate::args::{ExpireArgs, GlobalArgs, OrphanArgs};
+use crate::args::{ExpireArgs, GlobalArgs, MaintainArgs, OrphanArgs};
 use crate::context::{Access, Context};
 use crate::error::{CliError, Result};
 
@@ -22,6 +23,59 @@ pub fn expire_snapshots(global: &GlobalArgs, args: &ExpireArgs) -> Result<()> {
     let ctx = Context::open(global, Access::Existing)?;
     let table = ctx.load(&args.table)?;
     expire(&ctx, &table, cutoff, args.retain_last)
+}
+
+/// Runs the maintenance that is due ([`Table::maintain`]) and reports each step.
+pub fn maintain(global: &GlobalArgs, args: &MaintainArgs) -> Result<()> {
+    let ctx = Context::open(global, Access::Existing)?;
+    let table = ctx.load(&args.table)?;
+    let (table, report) = table.maintain()?;
+    let mut text = format!("maintained {}\n", table.ident());
+    text.push_str(&format!("clustering: {}\n", report.clustering_reason));
+    if let Some(r) = &report.clustering {
+        text.push_str(&format!(
+            "  rewrote {} files ({} bytes) into {}\n",
+            r.rewritten_data_files_count, r.rewritten_bytes_count, r.added_data_files_count
+        ));
+    }
+    text.push_str(&format!(
+        "manifests: {}{}\n",
+        report.manifests,
+        match &report.manifest_rewrite {
+            Some(r) => format!(", rewritten into {}", r.added_manifests_count),
+            None => ", below the threshold".to_string(),
+        }
+    ));
+    text.push_str(&format!(
+        "expired {} snapshots, deleted {} files\n",
+        report.expiry.expired_snapshots.len(),
+        report.expiry.deleted_files.len()
+    ));
+    let clustering = report.clustering.as_ref().map(|r| {
+        json!({
+            "rewritten_data_files_count": r.rewritten_data_files_count,
+            "rewritten_bytes_count": r.rewritten_bytes_count,
+            "added_data_files_count": r.added_data_files_count,
+            "added_bytes_count": r.added_bytes_count,
+            "snapshot_ids": r.snapshot_ids,
+        })
+    });
+    ctx.output.emit(
+        text,
+        json!({
+            "table": table.ident().to_string(),
+            "column": report.column,
+            "overlap_depth": report.overlap_depth,
+            "new_files": report.new_files,
+            "clustering_reason": report.clustering_reason,
+            "clustering": clustering,
+            "manifests": report.manifests,
+            "manifests_rewritten": report.manifest_rewrite.as_ref().map(|r| r.added_manifests_count),
+            "expired_snapshots": report.expiry.expired_snapshots,
+            "deleted_files": report.expiry.deleted_files,
+        }),
+    );
+    Ok(())
 }
 
 /// Lists (`--dry-run`) or deletes files under the table location that no snapshot references.

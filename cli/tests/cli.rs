@@ -610,6 +610,185 @@ fn inspect_layout_and_audit_a_table() {
 }
 
 #[test]
+fn appends_stay_clustered_and_maintain_runs_what_is_due() {
+    let (env, mut points) = imported();
+    env.run(&[
+        "sql",
+        "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12) \
+         OPTIONS map('target-file-size-bytes', '8000')",
+    ])
+    .ok();
+    let files = |env: &Env| {
+        env.run(&["--json", "inspect", "db.points"]).ok().json()["data_files"]
+            .as_u64()
+            .unwrap()
+    };
+    let clustered = files(&env);
+    env.run(&[
+        "sql",
+        "ALTER TABLE db.points SET TBLPROPERTIES \
+         ('geoberg.write.cluster-on-write.min-file-rows' = '100')",
+    ])
+    .ok();
+
+    // Appends (an import into the existing table) are cut at the clustered key ranges.
+    let more: Vec<(i64, f64, f64)> = scattered_points(3_000)
+        .into_iter()
+        .skip(2_000)
+        .map(|(i, x, y)| (i + 10_000, x, y))
+        .collect();
+    let file = env.path("more.parquet");
+    write_points(&file, &more, Some(&geo_metadata(None)));
+    env.run(&["import", file.to_str().unwrap(), "--table", "db.points"])
+        .ok();
+    points.extend(more);
+    assert!(
+        files(&env) > clustered + 1,
+        "the append was cut into several files"
+    );
+
+    // Healthy by the table's thresholds: nothing rewritten, the expiry still runs.
+    env.run(&[
+        "sql",
+        "ALTER TABLE db.points SET TBLPROPERTIES ('geoberg.maintain.max-overlap-depth' = '100', \
+         'geoberg.maintain.max-new-files' = '1000')",
+    ])
+    .ok();
+    let run = env.run(&["--json", "maintain", "db.points"]).ok().json();
+    assert_eq!(run["column"], "geometry");
+    assert!(run["clustering"].is_null(), "{run}");
+    assert!(
+        run["clustering_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("healthy"),
+        "{run}"
+    );
+
+    // Past the table's own threshold: an incremental clustering.
+    env.run(&[
+        "sql",
+        "ALTER TABLE db.points SET TBLPROPERTIES ('geoberg.maintain.max-new-files' = '0')",
+    ])
+    .ok();
+    let run = env.run(&["--json", "maintain", "db.points"]).ok().json();
+    assert!(
+        run["clustering_reason"]
+            .as_str()
+            .unwrap()
+            .contains("new files"),
+        "{run}"
+    );
+    assert!(
+        run["clustering"]["rewritten_data_files_count"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{run}"
+    );
+    let text = env.run(&["maintain", "db.points"]).ok().stdout;
+    assert!(
+        text.contains("clustering:") && text.contains("expired"),
+        "{text}"
+    );
+
+    // The same through SQL, and every window still counts what a brute force counts.
+    env.run(&[
+        "sql",
+        "CALL geoberg.system.rewrite_data_files(table => 'db.points', strategy => 'sort', \
+         sort_order => 'hilbert(geometry, 12)', options => map('incremental', 'true'))",
+    ])
+    .ok();
+    for w in [
+        [-10.0, 10.0, 5.0, 20.0],
+        [-50.0, 0.0, 50.0, 50.0],
+        [20.0, 30.0, 21.0, 31.0],
+    ] {
+        let select = format!("SELECT count(*) FROM db.points WHERE {}", window_sql(w));
+        let got = env.run(&["--json", "sql", &select]).ok().json();
+        assert_eq!(
+            got["rows"][0]["count(*)"].as_u64().unwrap() as usize,
+            count_in(&points, w)
+        );
+    }
+    env.fails_cleanly(&["maintain", "db.nope"], &["db.nope", "does not exist"]);
+}
+
+#[test]
+fn ingest_streams_json_records_and_keeps_the_bad_ones_with_reasons() {
+    let env = Env::new();
+    env.run(&[
+        "sql",
+        "CREATE TABLE iot.telemetry (id string NOT NULL, velocity_value double, \
+         geom geometry(4326))",
+    ])
+    .ok();
+    let input = [
+        r#"{"location": {"lon": "21.00", "lat": "52.00", "crs": "EPSG:4326"}, "velocity": {"value": 21.0}, "id": "a"}"#,
+        r#"{"location": {"lon": "21.00"}, "id": "b"}"#,
+        r#"{"location": {"lon": 2337709.3, "lat": 6800125.5, "crs": "EPSG:3857"}, "id": "c"}"#,
+        r#"{"location": {"lon": "-3.7", "lat": "40.4", "crs": "EPSG:4326"}, "id": "d"}"#,
+    ]
+    .join("\n");
+    let rejects = env.path("rejects.ndjson");
+    let run = env
+        .run_with_stdin(
+            &[
+                "--json",
+                "ingest",
+                "--table",
+                "iot.telemetry",
+                "--rejects",
+                rejects.to_str().unwrap(),
+                "--envelope",
+                "14,49,24.5,55",
+                "--within",
+                "POLYGON ((14 49, 24.5 49, 24.5 55, 14 55, 14 49))",
+            ],
+            &input,
+        )
+        .ok()
+        .json();
+    assert_eq!(run["rows_committed"], 2, "{run}");
+    assert_eq!(run["rows_filtered"], 1, "{run}");
+    assert_eq!(run["rows_rejected"], 1, "{run}");
+    assert_eq!(run["committed_through_line"], 4, "{run}");
+    let rejected = std::fs::read_to_string(&rejects).unwrap();
+    let reject: serde_json::Value = serde_json::from_str(rejected.trim()).unwrap();
+    assert_eq!(reject["line"], 2);
+    assert!(
+        reject["reason"].as_str().unwrap().contains("location.lat"),
+        "{reject}"
+    );
+    let count = env
+        .run(&[
+            "--json",
+            "sql",
+            "SELECT count(*) FROM iot.telemetry WHERE ST_Intersects(geom, \
+             ST_MakeEnvelope(20.9, 51.9, 21.1, 52.1, 4326))",
+        ])
+        .ok()
+        .json();
+    assert_eq!(
+        count["rows"][0]["count(*)"], 2,
+        "the 3857 point landed at 21, 52: {count}"
+    );
+
+    env.fails_cleanly(
+        &["ingest", "--table", "iot.telemetry", "--batch-rows", "0"],
+        &["--batch-rows"],
+    );
+    env.fails_cleanly(
+        &["ingest", "--table", "iot.telemetry", "--within", "nope"],
+        &["--within", "WKT"],
+    );
+    env.fails_cleanly(
+        &["ingest", "--table", "iot.telemetry", "--map", "velocity"],
+        &["--map", "column=dotted.path"],
+    );
+}
+
+#[test]
 fn unknown_tables_and_missing_catalogs_fail_cleanly() {
     let env = Env::new();
     // No warehouse yet: read-only commands create nothing.

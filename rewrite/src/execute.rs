@@ -231,7 +231,7 @@ fn run_partition(
 ) -> Result<(Vec<OutputFile>, u64, u64), RewriteError> {
     let part = &plan.partitions[partition];
     let options = &plan.options;
-    let curve = crate::plan::hilbert_curve(&plan.curve)?;
+    let curve = crate::keys::hilbert_curve(&plan.curve)?;
     let column = plan.geometry_column.as_str();
     let routing = Routing::new(plan, partition, tasks);
 

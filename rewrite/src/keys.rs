@@ -13,10 +13,17 @@
 
 use arrow_array::Array;
 use geoberg_geostats::{BBoxColumns, bbox_columns, geography_bbox_columns};
-use geoberg_hilbert::HilbertCurve;
+use geoberg_hilbert::{Bounds, HilbertCurve};
 use serde::{Deserialize, Serialize};
 
 use crate::RewriteError;
+
+/// The curve a [`geoberg_crs::HilbertSpec`] describes.
+pub(crate) fn hilbert_curve(spec: &geoberg_crs::HilbertSpec) -> Result<HilbertCurve, RewriteError> {
+    let b = spec.bounds;
+    let bounds = Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y)?;
+    Ok(HilbertCurve::new(spec.precision, bounds)?)
+}
 
 /// Which group of output files a row goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -147,6 +154,66 @@ pub(crate) fn key_rows(
         sphere,
         keys,
     })
+}
+
+/// Where one row falls on a rewrite's curve: what an append needs to place the row among the
+/// files a Hilbert rewrite wrote.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowKey {
+    /// A located row: the Hilbert key of its bbox centre (the key a rewrite sorts by), and the
+    /// width and height of its bbox (a wrapping geography box's width is its longitude arc).
+    Located {
+        /// The key.
+        key: u64,
+        /// Bbox width.
+        width: f64,
+        /// Bbox height.
+        height: f64,
+    },
+    /// A null or empty geometry: no location.
+    Unlocated,
+    /// A bbox centre outside the curve's bounds (a rewrite refuses such rows; an append keeps
+    /// them apart).
+    OutsideCurve,
+}
+
+/// The [`RowKey`] of every row of a WKB `geometry` column on `spec`'s curve, keyed as a
+/// rewrite keys them (boxes on the sphere with `sphere`). `column` names the column in errors.
+pub fn row_keys(
+    geometry: &dyn Array,
+    spec: &geoberg_crs::HilbertSpec,
+    sphere: bool,
+    column: &str,
+) -> Result<Vec<RowKey>, RewriteError> {
+    let curve = hilbert_curve(spec)?;
+    let boxes = if sphere {
+        geography_bbox_columns(geometry)
+    } else {
+        bbox_columns(geometry)
+    };
+    let b = boxes.map_err(|source| RewriteError::Geometry {
+        column: column.to_string(),
+        path: "the appended rows".to_string(),
+        source,
+    })?;
+    Ok((0..geometry.len())
+        .map(|i| {
+            if b.min_x.is_null(i) {
+                return RowKey::Unlocated;
+            }
+            let (min_x, max_x) = (b.min_x.value(i), b.max_x.value(i));
+            let (min_y, max_y) = (b.min_y.value(i), b.max_y.value(i));
+            let x = lon_centre(min_x, max_x, sphere);
+            match curve.encode(x, min_y * 0.5 + max_y * 0.5) {
+                Ok(key) => RowKey::Located {
+                    key,
+                    width: lon_width(min_x, max_x, sphere),
+                    height: max_y - min_y,
+                },
+                Err(_) => RowKey::OutsideCurve,
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
 /// plans need no second import.
 pub use geoberg_crs::{Extent, HilbertSpec};
 pub use input::{DeletedRows, InputFile, PartitionKey, RowLineage};
-pub use keys::RowClass;
+pub use keys::{RowClass, RowKey, row_keys};
 pub use lineage::{
     LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID_COLUMN,
     ROW_ID_FIELD_ID, arrow_field_id, derive_lineage, is_lineage_field, lineage_fields,

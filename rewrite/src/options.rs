@@ -33,6 +33,8 @@ pub const OPTION_KEYS: &[&str] = &[
     "threads",
     "row-group-rows",
     "compression-codec",
+    "incremental",
+    "incremental.min-new-data-ratio",
 ];
 
 /// Parquet codec of the output files (Iceberg's `write.parquet.compression-codec` values).
@@ -94,6 +96,18 @@ pub struct RewriteOptions {
     pub compression_codec: OutputCodec,
     /// Whether `target-file-size-bytes` or `target-file-count` was given.
     pub explicit_sizing: bool,
+    /// Incremental clustering (read by `table`): only the key ranges of a clustered table that
+    /// new rows have grown are re-clustered, the others are left as they are.
+    #[serde(default)]
+    pub incremental: bool,
+    /// With `incremental`, a key range is re-clustered once its new rows reach this fraction
+    /// of its clustered rows (default 0.5).
+    #[serde(default = "default_min_new_data_ratio")]
+    pub incremental_min_new_data_ratio: f64,
+}
+
+fn default_min_new_data_ratio() -> f64 {
+    0.5
 }
 
 impl Default for RewriteOptions {
@@ -124,6 +138,8 @@ impl RewriteOptions {
             row_group_rows: 64 * 1024,
             compression_codec: OutputCodec::Zstd,
             explicit_sizing: false,
+            incremental: false,
+            incremental_min_new_data_ratio: default_min_new_data_ratio(),
         }
     }
 
@@ -210,6 +226,13 @@ impl RewriteOptions {
         }
         if let Some(v) = get("use-starting-sequence-number") {
             o.use_starting_sequence_number = parse_bool("use-starting-sequence-number", v)?;
+        }
+        if let Some(v) = get("incremental") {
+            o.incremental = parse_bool("incremental", v)?;
+        }
+        if let Some(v) = get("incremental.min-new-data-ratio") {
+            o.incremental_min_new_data_ratio =
+                parse_positive_f64("incremental.min-new-data-ratio", v)?;
         }
         if let Some(v) = get("compression-factor") {
             o.compression_factor = parse_positive_f64("compression-factor", v)?;

@@ -2,19 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use geoberg_hilbert::{Bounds, HilbertCurve};
-
 use crate::{
     Extent, HilbertSpec, InputFile, PartitionKey, RewriteError, RewriteOptions, RowClass, RowOrder,
     SelectionReason,
 };
-
-/// The curve a [`HilbertSpec`] describes.
-pub(crate) fn hilbert_curve(spec: &HilbertSpec) -> Result<HilbertCurve, RewriteError> {
-    let b = spec.bounds;
-    let bounds = Bounds::new(b.min_x, b.min_y, b.max_x, b.max_y)?;
-    Ok(HilbertCurve::new(spec.precision, bounds)?)
-}
 
 /// An inclusive range of Hilbert keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,11 +140,60 @@ impl RewritePlan {
         self.inputs.iter().map(|f| f.file_size_bytes).sum()
     }
 
+    /// Cuts the regular tasks of partition `partition` at `cuts` (keys that start a new key
+    /// range), so that no output file holds keys from both sides of a cut: incremental
+    /// clustering keeps each re-clustered range inside the range it had. Task ids are renumbered;
+    /// each piece keeps the chunk starts inside it (its first key starting its first chunk) and
+    /// an equal share of the expected bytes.
+    pub fn cut_tasks(&mut self, partition: usize, cuts: &[u64]) {
+        let mut tasks = Vec::with_capacity(self.tasks.len());
+        for task in std::mem::take(&mut self.tasks) {
+            let KeyRange { first, last } = task.key_range;
+            let inside: Vec<u64> = cuts
+                .iter()
+                .copied()
+                .filter(|&c| first < c && c <= last)
+                .collect();
+            if task.partition != partition || task.class != RowClass::Regular || inside.is_empty() {
+                tasks.push(task);
+                continue;
+            }
+            let mut starts: Vec<u64> = std::iter::once(first).chain(inside).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            let share = task.expected_bytes / starts.len() as u64;
+            for (i, &start) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).map_or(last, |&next| next - 1);
+                let chunk_starts = std::iter::once(start)
+                    .chain(
+                        task.chunk_starts
+                            .iter()
+                            .copied()
+                            .filter(|&c| start < c && c <= end),
+                    )
+                    .collect();
+                tasks.push(RewriteTask {
+                    key_range: KeyRange {
+                        first: start,
+                        last: end,
+                    },
+                    chunk_starts,
+                    expected_bytes: share,
+                    ..task.clone()
+                });
+            }
+        }
+        for (id, t) in tasks.iter_mut().enumerate() {
+            t.id = id;
+        }
+        self.tasks = tasks;
+    }
+
     /// Checks indices and ranges: a plan may come from JSON written elsewhere.
     pub fn validate(&self) -> Result<(), RewriteError> {
         let bad = |m: String| Err(RewriteError::InvalidPlan(m));
         HilbertSpec::new(u32::from(self.curve.precision), self.curve.bounds)?;
-        hilbert_curve(&self.curve)?;
+        crate::keys::hilbert_curve(&self.curve)?;
         self.order.validate()?;
         for (i, p) in self.partitions.iter().enumerate() {
             if let Some(&f) = p.inputs.iter().find(|&&f| f >= self.inputs.len()) {
@@ -183,5 +223,90 @@ impl RewritePlan {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(
+        id: usize,
+        partition: usize,
+        class: RowClass,
+        range: (u64, u64),
+        chunks: &[u64],
+    ) -> RewriteTask {
+        RewriteTask {
+            id,
+            partition,
+            class,
+            key_range: KeyRange {
+                first: range.0,
+                last: range.1,
+            },
+            chunk_starts: chunks.to_vec(),
+            expected_bytes: 90,
+        }
+    }
+
+    #[test]
+    fn tasks_are_cut_at_range_starts_and_stay_valid() {
+        let partition = |name: &str| PartitionPlan {
+            partition: PartitionKey(name.into()),
+            inputs: Vec::new(),
+            reason: SelectionReason::RewriteAll,
+            overlap_depth: 1.0,
+            input_bytes: 0,
+            record_count: 0,
+            target_file_size_bytes: 1,
+            expected_output_files: 1,
+            oversize: None,
+            data_extent: None,
+            commit_group: 0,
+        };
+        let mut plan = RewritePlan {
+            geometry_column: "geom".into(),
+            geography_columns: Vec::new(),
+            curve: HilbertSpec::wgs84(16).unwrap(),
+            order: RowOrder::Hilbert,
+            options: RewriteOptions::default(),
+            inputs: Vec::new(),
+            partitions: vec![partition("a"), partition("b")],
+            tasks: vec![
+                task(0, 0, RowClass::Regular, (0, 99), &[0, 40, 70]),
+                task(1, 0, RowClass::Regular, (100, u64::MAX), &[100]),
+                task(2, 0, RowClass::Oversized, (0, u64::MAX), &[0]),
+                task(3, 1, RowClass::Regular, (0, u64::MAX), &[0]),
+            ],
+        };
+        plan.cut_tasks(0, &[0, 50, 70, 100, 200]);
+        plan.validate().unwrap();
+        let ranges: Vec<(usize, RowClass, u64, u64, Vec<u64>)> = plan
+            .tasks
+            .iter()
+            .map(|t| {
+                (
+                    t.partition,
+                    t.class,
+                    t.key_range.first,
+                    t.key_range.last,
+                    t.chunk_starts.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ranges,
+            [
+                (0, RowClass::Regular, 0, 49, vec![0, 40]),
+                (0, RowClass::Regular, 50, 69, vec![50]),
+                (0, RowClass::Regular, 70, 99, vec![70]),
+                (0, RowClass::Regular, 100, 199, vec![100]),
+                (0, RowClass::Regular, 200, u64::MAX, vec![200]),
+                (0, RowClass::Oversized, 0, u64::MAX, vec![0]),
+                (1, RowClass::Regular, 0, u64::MAX, vec![0]),
+            ]
+        );
+        assert_eq!(plan.tasks[0].expected_bytes, 30);
     }
 }

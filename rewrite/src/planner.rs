@@ -101,7 +101,7 @@ pub fn plan_rewrite_ordered(
     if hilbert_order {
         preflight(planar_files, &selected, geometry_column, curve)?;
     }
-    let hilbert = crate::plan::hilbert_curve(curve)?;
+    let hilbert = crate::keys::hilbert_curve(curve)?;
     let pool = crate::execute::thread_pool(options)?;
 
     let mut inputs = Vec::new();

@@ -108,6 +108,7 @@ mod bbox_columns;
 pub mod bridge;
 mod cache;
 mod catalog;
+mod clustered_layout;
 mod create;
 mod data_file;
 mod ddl;
@@ -119,6 +120,7 @@ mod file_index;
 mod geography_window;
 mod ident;
 pub mod import;
+mod ingest;
 mod lineage;
 mod manifest;
 mod manifest_bloat;
@@ -144,6 +146,7 @@ pub use bbox_columns::{
 };
 pub use bridge::GeoFields;
 pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog, connect_catalog};
+pub use clustered_layout::{CLUSTERED_LAYOUT_BLOB, ClusteredLayout, PartitionLayout, RangeFile};
 pub use create::CreateTable;
 pub use error::{Error, Result};
 pub use file_index::TableFileIndex;
@@ -160,6 +163,7 @@ pub use geoberg_rewrite::{RewriteOptions, RewritePlan, RowOrder};
 pub use geoberg_sql::{Predicate, RewriteRequest, SortOrder};
 pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
+pub use ingest::{IngestOptions, IngestProgress};
 pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metadata_columns::{
     FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, METADATA_COLUMNS, POS_COLUMN, ROW_ID_COLUMN,
@@ -171,6 +175,10 @@ pub use ops::bbox_columns::{
     AddBBoxColumnsReport, BBoxBackfill, BackfillReport, DEFAULT_BACKFILL_GROUP_BYTES,
 };
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
+pub use ops::maintain::{
+    MAINTAIN_MAX_NEW_FILES_PROPERTY, MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY,
+    MAX_SNAPSHOT_AGE_PROPERTY, MIN_SNAPSHOTS_TO_KEEP_PROPERTY, MaintainReport,
+};
 pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
@@ -183,11 +191,13 @@ pub use ops::row_delta::{RowChangeKind, RowDelta, RowDeltaReport};
 pub use ops::schema::{ColumnPosition, UpdateSchema};
 pub use ops::upgrade_geometry::{UPGRADE_TARGET_SUFFIX, UpgradeReport};
 pub use properties::{
-    BBOX_SOURCE_PROPERTY, COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY,
-    COMMIT_RETRIES_PROPERTY, COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DELETE_MODE_PROPERTY,
-    HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, MERGE_MODE_PROPERTY, ROW_GROUP_ROWS_PROPERTY,
-    RowChangeMode, SORT_ORDER_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX, SPATIAL_INDEX_PROPERTY_PREFIX,
-    TARGET_FILE_SIZE_PROPERTY, TableProperties, UPDATE_MODE_PROPERTY,
+    BBOX_SOURCE_PROPERTY, CLUSTER_MIN_FILE_ROWS_PROPERTY, CLUSTER_ON_WRITE_PROPERTY,
+    COMMIT_MAX_WAIT_PROPERTY, COMMIT_MIN_WAIT_PROPERTY, COMMIT_RETRIES_PROPERTY,
+    COMMIT_TOTAL_TIMEOUT_PROPERTY, CommitRetry, DEFAULT_CLUSTER_MIN_FILE_ROWS,
+    DELETE_MODE_PROPERTY, HILBERT_CELL_PROPERTY, LEGACY_GEOMETRY_PROPERTY, MERGE_MODE_PROPERTY,
+    ROW_GROUP_ROWS_PROPERTY, RowChangeMode, SORT_ORDER_PROPERTY, SOURCE_CRS_PROPERTY_PREFIX,
+    SPATIAL_INDEX_PROPERTY_PREFIX, TARGET_FILE_SIZE_PROPERTY, TableProperties,
+    UPDATE_MODE_PROPERTY,
 };
 pub use row_filter::RowFilter;
 pub use scan::{

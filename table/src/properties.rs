@@ -28,6 +28,14 @@ pub const TARGET_FILE_SIZE_PROPERTY: &str = "write.target-file-size-bytes";
 /// Rows per Parquet row group of appended files (default 1 048 576); smaller groups skip more
 /// finely.
 pub const ROW_GROUP_ROWS_PROPERTY: &str = "geoberg.parquet.row-group-rows";
+/// `geoberg.write.cluster-on-write` (default `true`): appends to a table a Hilbert rewrite
+/// clustered cut their rows at its recorded key ranges, so that new files stay small in space.
+pub const CLUSTER_ON_WRITE_PROPERTY: &str = "geoberg.write.cluster-on-write";
+/// `geoberg.write.cluster-on-write.min-file-rows` (default 1000): neighbouring key ranges are
+/// merged into one appended file until it holds at least this many rows.
+pub const CLUSTER_MIN_FILE_ROWS_PROPERTY: &str = "geoberg.write.cluster-on-write.min-file-rows";
+/// Default of [`CLUSTER_MIN_FILE_ROWS_PROPERTY`].
+pub const DEFAULT_CLUSTER_MIN_FILE_ROWS: usize = 1000;
 /// Table property listing, by field id, the binary columns that hold no-CRS (legacy) geometry.
 pub const LEGACY_GEOMETRY_PROPERTY: &str = "geoberg.legacy-geometry-field-ids";
 /// Table property naming the geometry column whose bbox columns we materialise.
@@ -164,6 +172,10 @@ pub struct TableProperties {
     pub update_mode: RowChangeMode,
     /// `write.merge.mode`.
     pub merge_mode: RowChangeMode,
+    /// `geoberg.write.cluster-on-write`.
+    pub cluster_on_write: bool,
+    /// `geoberg.write.cluster-on-write.min-file-rows`.
+    pub cluster_min_file_rows: usize,
 }
 
 impl TableProperties {
@@ -233,7 +245,27 @@ impl TableProperties {
                 })
             })
             .transpose()?;
+        let cluster_on_write = match get(CLUSTER_ON_WRITE_PROPERTY) {
+            None => true,
+            Some((k, v)) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(Error::InvalidProperty {
+                        key: k.to_string(),
+                        value: v.to_string(),
+                        reason: "expected true or false".into(),
+                    });
+                }
+            },
+        };
+        let cluster_min_file_rows = get(CLUSTER_MIN_FILE_ROWS_PROPERTY)
+            .map_or(Ok(DEFAULT_CLUSTER_MIN_FILE_ROWS), |(k, v)| {
+                parse_positive(k, v, "a positive row count")
+            })?;
         Ok(TableProperties {
+            cluster_on_write,
+            cluster_min_file_rows,
             sort_order,
             delete_mode: mode(DELETE_MODE_PROPERTY)?,
             update_mode: mode(UPDATE_MODE_PROPERTY)?,

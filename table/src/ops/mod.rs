@@ -7,8 +7,10 @@
 //! |---|---|---|
 //! | `append.rs` | [`Table::append`](crate::Table::append), imports | `append` |
 //! | `rewrite.rs` | [`Table::rewrite`](crate::Table::rewrite): `CREATE SPATIAL INDEX`, `rewrite_data_files` | `replace` |
+//! | `incremental_clustering.rs` | the `incremental` option of [`Table::rewrite`](crate::Table::rewrite): only the key ranges new rows have grown | `replace` |
 //! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
+//! | `maintain.rs` | [`Table::maintain`](crate::Table::maintain): `geoberg maintain`, the maintenance that is due (incremental clustering, manifests, expiry) | through the others |
 //! | `maintenance.rs` | [`Table::expire_snapshots`](crate::Table::expire_snapshots), orphan files | metadata only |
 //! | `rewrite_manifests.rs` | [`Table::rewrite_manifests`](crate::Table::rewrite_manifests): `CALL ... rewrite_manifests`, manifests regrouped by partition | `replace` (no data change) |
 //! | `bbox_columns.rs` | [`Table::add_bbox_columns`](crate::Table::add_bbox_columns), [`Table::backfill_bbox_columns`](crate::Table::backfill_bbox_columns): seed 002's bbox columns, added before the geometry and backfilled per partition | metadata only; `overwrite` per partition |
@@ -19,6 +21,8 @@
 pub(crate) mod append;
 pub(crate) mod bbox_columns;
 pub(crate) mod delete;
+pub(crate) mod incremental_clustering;
+pub(crate) mod maintain;
 pub(crate) mod maintenance;
 pub(crate) mod properties;
 pub(crate) mod rewrite;

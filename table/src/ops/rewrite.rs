@@ -24,12 +24,14 @@ use geoberg_rewrite::{RowOrder, plan_rewrite_ordered};
 use geoberg_sql::{NullOrder, Predicate, RewriteRequest, RewriteStrategy, SortField, SortOrder};
 use iceberg::spec::{DataFile, Operation, Struct};
 
+use crate::clustered_layout::{ClusteredLayout, RewrittenRanges};
 use crate::data_file::{WrittenFile, data_file_entry};
 use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
 use crate::file_index::file_geometry_bbox;
 use crate::lineage::live_file_lineage;
 use crate::metrics::MetricsConfig;
+use crate::ops::incremental_clustering::IncrementalChoice;
 use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
 use crate::scan::{ScanFilter, combined_predicate};
 use crate::snapshot::{
@@ -206,6 +208,8 @@ pub struct PlannedRewrite {
     starting: Option<(i64, i64)>,
     entries: HashMap<String, DataFile>,
     partitions: HashMap<PartitionKey, (i32, Struct)>,
+    /// With the `incremental` option on a clustered table: the ranges re-clustered.
+    incremental: Option<IncrementalChoice>,
 }
 
 impl Table {
@@ -364,13 +368,41 @@ impl<'a> Rewrite<'a> {
         let table = self.table;
         let (index, order) = self.resolve_order()?;
         let geo = table.geo_column(&index.column)?;
-        let options = self.parse_options()?;
+        let mut options = self.parse_options()?;
         let filter = combined_predicate(self.filter.as_ref(), self.filter_sql.as_deref())?;
 
         let files = table.data_files()?;
-        let selected = match &filter {
+        let mut selected = match &filter {
             Some(p) => table.select_data_files(&files, &ScanFilter::from_predicate(table, p)?)?,
             None => vec![true; files.len()],
+        };
+        let incremental = match options.incremental {
+            false => None,
+            true if !order.is_hilbert() => {
+                return Err(Error::Unsupported {
+                    what: "option incremental with a sort order other than hilbert(...)".into(),
+                    fix: "use strategy => 'sort', sort_order => 'hilbert(<column>, <precision>)', \
+                          or drop the option"
+                        .into(),
+                });
+            }
+            // Without a layout on this index (never clustered, or clustered otherwise since),
+            // the whole table is clustered, which records one.
+            true => match ClusteredLayout::current(table)
+                .unwrap_or(None)
+                .filter(|l| l.index().ok().as_ref() == Some(&index))
+            {
+                None => None,
+                Some(layout) => {
+                    let ratio = options.incremental_min_new_data_ratio;
+                    let choice = IncrementalChoice::of(table, &layout, &files, &geo, ratio)?;
+                    for (s, chosen) in selected.iter_mut().zip(&choice.selected) {
+                        *s &= *chosen;
+                    }
+                    options.rewrite_all = true;
+                    Some(choice)
+                }
+            },
         };
         let mut inputs = Vec::new();
         let mut entries = HashMap::new();
@@ -411,7 +443,15 @@ impl<'a> Rewrite<'a> {
                 .filter(|g| matches!(g.column_type, ColumnType::Geography { .. }))
                 .map(|g| g.name.clone()),
         );
-        let plan = plan_rewrite_ordered(&inputs, columns, &index.spec, &order, &options, &storage)?;
+        let mut plan =
+            plan_rewrite_ordered(&inputs, columns, &index.spec, &order, &options, &storage)?;
+        if let Some(choice) = &incremental {
+            for p in 0..plan.partitions.len() {
+                if let Some(cuts) = choice.cuts.get(&plan.partitions[p].partition.0) {
+                    plan.cut_tasks(p, cuts);
+                }
+            }
+        }
         let starting = table
             .metadata()
             .current_snapshot()
@@ -424,6 +464,7 @@ impl<'a> Rewrite<'a> {
             starting,
             entries,
             partitions,
+            incremental,
         })
     }
 
@@ -696,6 +737,14 @@ impl Batch<'_> {
                     index.property_value(),
                 )
             })),
+            layout: plan.order.is_hilbert().then(|| {
+                let mut ranges = RewrittenRanges::new(index.clone(), plan, &outcome.added);
+                if let Some(choice) = &planned.incremental {
+                    // Rows merged outside the re-clustered ranges stay new, as deltas.
+                    ranges.split_deltas(|partition, range| choice.joins_layout(partition, range));
+                }
+                ranges
+            }),
         };
         match commit_with_retry(current, &replace) {
             Ok(table) => {
@@ -826,6 +875,8 @@ struct ReplaceFiles {
     added: Vec<(i32, DataFile)>,
     summary: HashMap<String, String>,
     properties: HashMap<String, String>,
+    /// The key ranges a Hilbert rewrite wrote, recorded as the new snapshot's clustered layout.
+    layout: Option<RewrittenRanges>,
 }
 
 impl SnapshotOperation for ReplaceFiles {
@@ -850,6 +901,16 @@ impl SnapshotOperation for ReplaceFiles {
             producer.summary_property(k, v);
         }
         producer.set_properties(self.properties.clone());
+        if let Some(rewritten) = &self.layout {
+            // On the version this attempt commits on: its layout may be another rewrite's. An
+            // unreadable one is only a lost hint, which this rewrite's layout replaces.
+            let previous = ClusteredLayout::current(producer.table()).unwrap_or(None);
+            let layout = ClusteredLayout::after_rewrite(previous, rewritten, &self.read.files);
+            let location = producer.statistics_location();
+            let (snapshot, sequence) = (producer.snapshot_id(), producer.sequence_number());
+            let statistics = layout.write(producer.table(), location, snapshot, sequence)?;
+            producer.set_statistics(statistics);
+        }
         Ok(())
     }
 }

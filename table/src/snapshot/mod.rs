@@ -23,7 +23,7 @@ use iceberg::io::FileIO;
 use iceberg::spec::{
     DataFile, DataFileBuilder, FormatVersion, ManifestContentType, ManifestFile,
     ManifestListWriter, ManifestStatus, ManifestWriter, ManifestWriterBuilder, Operation, Snapshot,
-    SnapshotReference, SnapshotRetention, TableMetadata, TableMetadataBuilder,
+    SnapshotReference, SnapshotRetention, StatisticsFile, TableMetadata, TableMetadataBuilder,
 };
 
 pub use commit::PendingCommit;
@@ -59,6 +59,8 @@ pub(crate) struct SnapshotProducer<'a> {
     manifests_written: usize,
     /// Manifests a `rewrite_manifests` commit replaces, and the ones it writes instead.
     manifest_rewrite: Option<ManifestRewrite>,
+    /// A statistics file of the new snapshot (already written).
+    statistics: Option<StatisticsFile>,
 }
 
 /// Live entries carried, unchanged, from replaced manifests into new ones (a
@@ -113,6 +115,7 @@ impl<'a> SnapshotProducer<'a> {
             written: Vec::new(),
             manifests_written: 0,
             manifest_rewrite: None,
+            statistics: None,
         }
     }
 
@@ -166,6 +169,29 @@ impl<'a> SnapshotProducer<'a> {
     /// Table properties set by the same commit.
     pub(crate) fn set_properties(&mut self, properties: HashMap<String, String>) {
         self.properties.extend(properties);
+    }
+
+    /// Where to write a statistics file of the new snapshot
+    /// (`metadata/<snapshot id>-<uuid>.stats`); it is removed with the attempt's other files
+    /// if the attempt fails, even when the write's reply was lost.
+    pub(crate) fn statistics_location(&mut self) -> String {
+        let location = join(
+            &self.table.metadata_dir(),
+            &format!("{}-{}.stats", self.snapshot_id, uuid::Uuid::new_v4()),
+        );
+        self.written.push(location.clone());
+        location
+    }
+
+    /// The statistics file of the new snapshot, written at [`Self::statistics_location`] for
+    /// [`Self::snapshot_id`] and [`Self::sequence_number`].
+    pub(crate) fn set_statistics(&mut self, statistics: StatisticsFile) {
+        self.statistics = Some(statistics);
+    }
+
+    /// The sequence number the new snapshot gets.
+    pub(crate) fn sequence_number(&self) -> i64 {
+        self.table.metadata().next_sequence_number()
     }
 
     /// The snapshot id this attempt commits as.
@@ -378,6 +404,9 @@ impl<'a> SnapshotProducer<'a> {
         )?;
         if !self.properties.is_empty() {
             builder = builder.set_properties(self.properties.clone())?;
+        }
+        if let Some(statistics) = &self.statistics {
+            builder = builder.set_statistics(statistics.clone());
         }
         let metadata = builder.build()?.metadata;
         let location = commit::next_metadata_location(table, &metadata);

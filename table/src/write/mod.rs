@@ -6,6 +6,7 @@
 //! [`RecordBatchPartitionSplitter`]: iceberg::arrow::RecordBatchPartitionSplitter
 
 mod align;
+mod cluster;
 mod conform;
 mod parquet;
 mod rewrite_target;
@@ -23,6 +24,7 @@ pub(crate) use sort::FileSorter;
 
 use crate::error::Result;
 use crate::table::Table;
+use cluster::ClusterOnWrite;
 
 /// Writes `batches` into new data files of `table`'s current version, one per partition;
 /// nothing is committed. Empty batches are skipped; an input with no rows writes nothing.
@@ -32,7 +34,8 @@ pub(crate) fn write_data_files(table: &Table, batches: &[RecordBatch]) -> Result
 
 /// How the rows of each written file are ordered.
 enum Sorting {
-    /// By the table's `write.sort-order` (column and z-orders; otherwise as given).
+    /// By the table's `write.sort-order` (column and z-orders), else cut along the table's
+    /// clustered layout (cluster on write), else as given.
     TableOrder,
     /// As given, each batch ending a row group (an import keeps its source's row groups).
     RowGroupPerBatch,
@@ -44,7 +47,7 @@ enum Sorting {
 /// [`write_data_files`] where every batch (of each partition) ends a Parquet row group, so
 /// that an import keeps its source file's row groups, and with them the statistics and
 /// locality its writer chose. A batch larger than `geoberg.parquet.row-group-rows` still
-/// splits.
+/// splits. On a table with a clustered layout the rows are cut along it instead.
 pub(crate) fn write_data_files_keeping_row_groups(
     table: &Table,
     batches: &[RecordBatch],
@@ -114,20 +117,25 @@ fn write_files(
         }
     }
     let mut writer = DataFileWriter::new(table, &aligner)?;
-    let row_group_per_batch = matches!(sorting, Sorting::RowGroupPerBatch);
     let (sorter, rows_per_file) = match sorting {
         Sorting::TableOrder => (FileSorter::of(table)?, usize::MAX),
         Sorting::RowGroupPerBatch => (None, usize::MAX),
-        Sorting::By(order, rows) => (Some(order), rows),
+        Sorting::By(ref order, rows) => (Some(order.clone()), rows),
     };
+    let cluster = match (&sorting, &sorter) {
+        (Sorting::TableOrder | Sorting::RowGroupPerBatch, None) => ClusterOnWrite::of(table)?,
+        _ => None,
+    };
+    let row_group_per_batch = matches!(sorting, Sorting::RowGroupPerBatch) && cluster.is_none();
     writer.sort_order_id = sorter.as_ref().and_then(|s| s.sort_order_id(table));
     let mut written = Vec::with_capacity(groups.len());
     for (partition, batches) in groups {
-        let batches = match &sorter {
-            Some(s) => s.sort(batches)?,
-            None => batches,
+        let files = match (&sorter, &cluster) {
+            (Some(s), _) => split_rows(s.sort(batches)?, rows_per_file),
+            (None, Some(c)) => c.files(&partition, batches)?,
+            (None, None) => split_rows(batches, rows_per_file),
         };
-        for file in split_rows(batches, rows_per_file) {
+        for file in files {
             match writer.write(partition.clone(), &file, row_group_per_batch) {
                 Ok(f) => written.push(f),
                 Err(e) => {

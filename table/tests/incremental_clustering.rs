@@ -1,0 +1,199 @@
+//! Incremental clustering (`rewrite_data_files` with `incremental`): only the key ranges new rows
+//! have grown are rewritten, the rows stay the same multiset, ranges stay disjoint, and windows
+//! answer as a brute-force filter over the generated points does after every step.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::{points_batch, points_table, rows, sqlite_catalog, uniform};
+use geoberg_table::{BBox, CLUSTER_MIN_FILE_ROWS_PROPERTY, ClusteredLayout, Table};
+use proptest::prelude::*;
+
+/// A table of `rows` uniform points (seed 7) in 4 appends, clustered into `files` files.
+fn clustered_table(dir: &Path, rows: i64, files: usize) -> Table {
+    let mut table = points_table(sqlite_catalog(dir), "pts");
+    for f in 0..4 {
+        let batch = points_batch(f * rows / 4..(f + 1) * rows / 4, uniform(7));
+        table = table.append(&[batch]).unwrap().0;
+    }
+    table
+        .rewrite()
+        .hilbert("geom", 16)
+        .option("target-file-count", files.to_string())
+        .execute()
+        .unwrap()
+        .0
+        .set_properties([(CLUSTER_MIN_FILE_ROWS_PROPERTY, "1")])
+        .unwrap()
+}
+
+fn incremental(table: &Table) -> (Table, geoberg_table::RewriteReport) {
+    table
+        .rewrite()
+        .hilbert("geom", 16)
+        .option("incremental", "true")
+        .execute()
+        .unwrap()
+}
+
+fn data_files(table: &Table) -> BTreeSet<String> {
+    table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_path().to_string())
+        .collect()
+}
+
+/// Points in lon [0, 40) x lat [0, 20): new rows that grow only a few ranges.
+fn in_one_region(seed: u64) -> impl Fn(i64) -> (f64, f64) {
+    let u = uniform(seed);
+    move |i| {
+        let (x, y) = u(i);
+        ((x + 180.0) / 9.0, (y + 85.0) / 8.5)
+    }
+}
+
+fn inside(points: &[(f64, f64)], w: BBox) -> usize {
+    points
+        .iter()
+        .filter(|(x, y)| w.min_x <= *x && *x <= w.max_x && w.min_y <= *y && *y <= w.max_y)
+        .count()
+}
+
+#[test]
+fn only_the_ranges_new_rows_grew_are_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = clustered_table(dir.path(), 16_000, 16);
+    let layout = ClusteredLayout::current(&table).unwrap().unwrap();
+    let firsts: Vec<u64> = layout.partitions[0].files.iter().map(|f| f.first).collect();
+    let clustered = data_files(&table);
+    let clustered_bytes: u64 = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_size_in_bytes())
+        .sum();
+
+    let (table, _) = table
+        .append(&[points_batch(100_000..103_000, in_one_region(1))])
+        .unwrap();
+    let before = rows(&table);
+    let (table, report) = incremental(&table);
+    assert_eq!(rows(&table), before, "the multiset of rows is unchanged");
+
+    let after = data_files(&table);
+    let kept = clustered.intersection(&after).count();
+    assert!(
+        kept >= clustered.len() / 2,
+        "ranges the new rows did not reach stay as they are: {kept} of {} kept; {report}",
+        clustered.len()
+    );
+    assert!(report.rewritten_data_files_count > 0, "{report}");
+    assert!(
+        report.rewritten_bytes_count < clustered_bytes,
+        "the run cost what arrived, not the table: {report}"
+    );
+
+    // The new layout: disjoint ranges, none crossing a range start of the old one, all live.
+    let layout = ClusteredLayout::current(&table).unwrap().unwrap();
+    let files = &layout.partitions[0].files;
+    for pair in files.windows(2) {
+        assert!(pair[0].last < pair[1].first, "disjoint: {pair:?}");
+    }
+    for f in files {
+        assert!(
+            !firsts.iter().any(|&c| f.first < c && c <= f.last),
+            "{} crosses a range start",
+            f.path
+        );
+    }
+    let listed: BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
+    assert!(listed.is_subset(&after));
+
+    // Nothing new: nothing to do.
+    let (table2, report) = incremental(&table);
+    assert_eq!(report.rewritten_data_files_count, 0, "{report}");
+    assert_eq!(data_files(&table2), after);
+}
+
+#[test]
+fn without_a_layout_the_whole_table_is_clustered_and_one_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut table = points_table(sqlite_catalog(dir.path()), "pts");
+    for f in 0..3 {
+        table = table
+            .append(&[points_batch(f * 1_000..(f + 1) * 1_000, uniform(9))])
+            .unwrap()
+            .0;
+    }
+    let (table, report) = incremental(&table);
+    assert_eq!(report.rewritten_data_files_count, 3, "{report}");
+    assert!(ClusteredLayout::current(&table).unwrap().is_some());
+
+    let e = table
+        .rewrite()
+        .binpack()
+        .option("incremental", "true")
+        .execute()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("incremental") && e.contains("hilbert"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Random appends (uniform or in one region) and incremental runs in any order: after every
+    /// step, every window counts what a brute-force filter over the generated points counts.
+    #[test]
+    fn answers_are_unchanged_by_every_step(
+        steps in proptest::collection::vec((0u8..3, 1u64..50, 100i64..1_500), 1..5),
+        ratio in prop_oneof![Just("0.1"), Just("0.5"), Just("2")],
+        windows in proptest::collection::vec((-180.0f64..150.0, -85.0f64..60.0, 1.0f64..60.0), 4),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = clustered_table(dir.path(), 4_000, 8);
+        let mut points: Vec<(f64, f64)> = (0..4_000).map(uniform(7)).collect();
+        let mut next_id = 10_000;
+        for (kind, seed, n) in steps {
+            match kind {
+                0 | 1 => {
+                    let ids = next_id..next_id + n;
+                    next_id += n;
+                    let batch = if kind == 0 {
+                        points.extend(ids.clone().map(uniform(seed)));
+                        points_batch(ids, uniform(seed))
+                    } else {
+                        points.extend(ids.clone().map(in_one_region(seed)));
+                        points_batch(ids, in_one_region(seed))
+                    };
+                    table = table.append(&[batch]).unwrap().0;
+                }
+                _ => {
+                    table = table
+                        .rewrite()
+                        .hilbert("geom", 16)
+                        .option("incremental", "true")
+                        .option("incremental.min-new-data-ratio", ratio)
+                        .execute()
+                        .unwrap()
+                        .0;
+                    let layout = ClusteredLayout::current(&table).unwrap().unwrap();
+                    for pair in layout.partitions[0].files.windows(2) {
+                        prop_assert!(pair[0].last < pair[1].first);
+                    }
+                }
+            }
+            let total = table.scan().explain().unwrap().rows_returned;
+            prop_assert_eq!(total, points.len());
+            for &(x, y, size) in &windows {
+                let w = BBox::new(x, y, x + size, y + size / 2.0);
+                let found = table.scan().with_window("geom", w).explain().unwrap().rows_returned;
+                prop_assert_eq!(found, inside(&points, w), "window {:?}", w);
+            }
+        }
+    }
+}
