@@ -1,19 +1,26 @@
-//! `CREATE TABLE` and `CREATE TABLE ... AS SELECT` through the engine: DataFusion hands the
-//! catalog a table provider holding the new table's schema (and, for `AS SELECT`, its rows);
-//! this module turns the schema into a geoberg table (every CRS rule and message is the table
-//! crate's) and appends the rows in one commit.
+//! Tables from query results: `CREATE TABLE ... [USING iceberg] [TBLPROPERTIES (...)] AS
+//! <query>` runs its query in the engine, and the forms DataFusion plans itself hand the
+//! catalog a table provider holding the new table's schema and rows. Either way this module
+//! turns the schema into a geoberg table (every CRS rule and message is the table crate's),
+//! with the statement's properties, and appends the rows in one commit.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_schema::{DataType as ArrowType, Field};
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType as ArrowType, Field, Schema};
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionContext;
 use geoberg_crs::{ColumnType, Crs, FormatVersion, validate_declaration};
+use geoberg_sql::CreateTableAsSelectRequest;
 use geoberg_table::{Catalog, Column, CreateTable, DataType, TableIdent};
 use sedona_schema::datatypes::{Edges, SedonaType};
 
 use crate::error::table_error;
 use crate::insert::label_batches;
+use crate::statement_support::resolve;
 use crate::type_planner::SQL_TYPE_METADATA;
 
 /// Creates the table `ident` from `provider`'s schema and appends its rows; returns the
@@ -42,12 +49,63 @@ pub(crate) fn create_from_provider(
                 "CREATE TABLE {ident}: the query's rows are still being written; retry"
             ))
         })?;
-        rows.extend(batches.iter().filter(|b| b.num_rows() > 0).cloned());
+        rows.extend(batches.iter().cloned());
     }
+    create_from_rows(catalog, ident, &provider.schema(), &rows, &BTreeMap::new())
+}
 
+/// `CREATE TABLE ... [USING iceberg] [TBLPROPERTIES (...)] AS <query>`: runs the query in the
+/// engine, then creates the table from its columns with the properties and appends its rows in
+/// one commit. Returns the notices for the user.
+pub(crate) async fn create_table_as_select(
+    ctx: &SessionContext,
+    catalog: &Arc<dyn Catalog>,
+    catalog_name: &str,
+    request: &CreateTableAsSelectRequest,
+) -> crate::error::Result<Vec<String>> {
+    let ident = resolve(catalog_name, &request.table)?;
+    if catalog.metadata_location(&ident)?.is_some() {
+        if request.if_not_exists {
+            return Ok(vec![format!("table {ident} exists, unchanged")]);
+        }
+        return Err(geoberg_table::Error::TableAlreadyExists(ident.to_string()).into());
+    }
+    let frame = ctx.sql(&request.query).await?;
+    let task = Arc::new(frame.task_ctx());
+    let plan = frame.create_physical_plan().await?;
+    let rows = collect(Arc::clone(&plan), task).await?;
+    let schema = plan.schema();
+    let catalog = Arc::clone(catalog);
+    let properties = request.properties.clone();
+    tokio::task::spawn_blocking(move || {
+        let namespace = ident.namespace_str();
+        if !catalog.namespace_exists(&namespace)? {
+            catalog.create_namespace(&namespace)?;
+        }
+        let mut notices = create_from_rows(&catalog, &ident, &schema, &rows, &properties)?;
+        notices.insert(0, format!("created table {ident}"));
+        Ok::<_, crate::error::Error>(notices)
+    })
+    .await
+    .map_err(|e| crate::error::Error::Unsupported {
+        what: "CREATE TABLE ... AS SELECT".into(),
+        fix: format!("it stopped unexpectedly ({e}); run it again"),
+    })?
+}
+
+/// Creates the table `ident` with the columns of `schema` (and `properties`, which may set
+/// `format-version`) and appends `rows` in one commit; returns the notices for the user (a
+/// geometry column that gets no declared CRS, and why).
+fn create_from_rows(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    schema: &Schema,
+    rows: &[RecordBatch],
+    properties: &BTreeMap<String, String>,
+) -> Result<Vec<String>> {
+    let rows: Vec<RecordBatch> = rows.iter().filter(|b| b.num_rows() > 0).cloned().collect();
     let mut notices = Vec::new();
     let mut undeclared = false;
-    let schema = provider.schema();
     let mut columns = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
         let data_type = column_type(ident, field, &mut notices)?;
@@ -71,6 +129,10 @@ pub(crate) fn create_from_provider(
         if declared {
             create = create.format_version(3);
         }
+    }
+    // The statement's own properties win, `format-version` among them.
+    for (key, value) in properties {
+        create = create.property(key, value);
     }
     let table = create
         .create(Arc::clone(catalog), ident)

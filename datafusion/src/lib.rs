@@ -44,14 +44,18 @@
 //! / `expire_snapshots` / `remove_orphan_files` / `rewrite_manifests` / `upgrade_geometry` /
 //! `add_bbox_columns`, `ALTER TABLE ... SET` / `UNSET TBLPROPERTIES`,
 //! `ALTER TABLE ... ADD COLUMN[S]` / `DROP COLUMN` / `RENAME COLUMN` / `RENAME TO`, `DROP TABLE
-//! [PURGE]`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE` and Spark-style `CREATE
-//! TABLE` (with `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`) to the table crate; queries,
-//! `EXPLAIN [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`, `CREATE SCHEMA` and `SET` to the
-//! engine. Statements that leave a bbox, sort-order or spatial index column past
+//! [PURGE]`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `SHOW TABLES IN <namespace>`,
+//! `DESCRIBE` and Spark-style `CREATE TABLE` (with `USING iceberg`, `PARTITIONED BY`,
+//! `TBLPROPERTIES`) to the table crate, and `CREATE TABLE ... [USING iceberg] [TBLPROPERTIES
+//! (...)] AS <query>` too, its query run by the engine; queries, `EXPLAIN [ANALYZE]`, `INSERT`,
+//! `CREATE SCHEMA` and `SET` to the engine. Scripts are split at top-level `;` into the text
+//! as written, so strings keep their escapes (`'it''s'`). Statements that leave a bbox, sort-order or spatial index column past
 //! `write.metadata.metrics.max-inferred-column-defaults` return a warning notice naming the fix.
 //!
-//! Row-level changes: `DELETE`, `UPDATE` and `MERGE INTO` on geoberg tables run as one engine
-//! query over the target's rows with their positions, then one row delta in the table crate
+//! Row-level changes: `DELETE`, `UPDATE` and `MERGE INTO` (with Iceberg's `UPDATE SET *` and
+//! `INSERT *`, every target column from the source column of the same name) on geoberg tables
+//! run as one engine query over the target's rows with their positions, then one row delta in
+//! the table crate
 //! (copy-on-write or merge-on-read by `write.{delete,update,merge}.mode`; deletion vectors on
 //! format-version 3, `_row_id` kept by updates). Deleted rows are skipped by every scan (row
 //! selections of the Parquet reader) and counted out of `count(*)`. The metadata columns
@@ -131,6 +135,7 @@ mod handle;
 mod insert;
 mod join_bounds;
 mod join_bounds_rule;
+mod merge_star;
 mod options;
 mod output;
 mod provider;
@@ -145,6 +150,7 @@ mod scan_plan;
 mod schema_statements;
 mod session;
 mod spatial_pruning;
+mod sql_text;
 mod statement_support;
 mod statements;
 mod store;

@@ -1,11 +1,12 @@
 //! Which engine runs a statement: geoberg's table operations go to the table crate, all other
 //! SQL to SedonaDB / DataFusion.
 
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+use datafusion::sql::parser::DFParser;
+use datafusion::sql::sqlparser::tokenizer::Token;
 use geoberg_sql::Statement;
 
 use crate::error::Result;
+use crate::sql_text::spanned_tokens;
 
 /// Where a statement runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,17 +16,20 @@ pub enum Route {
     /// `rewrite_manifests` / `upgrade_geometry` / `add_bbox_columns`, `ALTER TABLE ... SET` /
     /// `UNSET TBLPROPERTIES`, `SHOW CREATE TABLE`, `SHOW TBLPROPERTIES`, `DESCRIBE`, and
     /// `ALTER TABLE ... ADD / DROP / RENAME COLUMN`, `ALTER TABLE ... RENAME TO`, `DROP TABLE
-    /// [PURGE]`, and `CREATE TABLE` with a column list (Spark's form: `USING iceberg`,
-    /// `PARTITIONED BY`, `TBLPROPERTIES`).
+    /// [PURGE]`, `SHOW TABLES IN <namespace>`, `CREATE TABLE` with a column list (Spark's form:
+    /// `USING iceberg`, `PARTITIONED BY`, `TBLPROPERTIES`), and `CREATE TABLE ... [USING
+    /// iceberg] [TBLPROPERTIES (...)] AS <query>` (its query runs in the engine).
     Geoberg(Box<Statement>),
-    /// Everything else: queries, `EXPLAIN [ANALYZE]`, `INSERT`, `CREATE TABLE ... AS SELECT`,
-    /// `CREATE SCHEMA`, `SET`, ...
+    /// Everything else: queries, `EXPLAIN [ANALYZE]`, `INSERT`, `DELETE`, `UPDATE`, `MERGE
+    /// INTO`, `CREATE SCHEMA`, `SET`, bare `SHOW TABLES`, ...
     Engine,
 }
 
 /// Words that start a statement only geoberg runs: their parse errors are geoberg's.
-const GEOBERG_ONLY: [&[&str]; 7] = [
+const GEOBERG_ONLY: [&[&str]; 9] = [
     &["DROP", "TABLE"],
+    &["SHOW", "TABLES", "IN"],
+    &["SHOW", "TABLES", "FROM"],
     &["CREATE", "SPATIAL", "INDEX"],
     &["CALL"],
     &["ALTER", "TABLE"],
@@ -35,16 +39,20 @@ const GEOBERG_ONLY: [&[&str]; 7] = [
 ];
 
 /// Decides where `statement` (one statement) runs. A statement that starts like a geoberg
-/// operation and does not parse is an error here; anything else that geoberg does not parse
-/// goes to the engine, which reports its own errors.
+/// operation and does not parse is an error here, and so is a `CREATE TABLE` that neither
+/// geoberg nor the engine parses (geoberg's message names the Spark clauses); anything else
+/// that geoberg does not parse goes to the engine, which reports its own errors.
 pub fn route(statement: &str) -> Result<Route> {
     match geoberg_sql::parse(statement) {
         Ok(s) => Ok(Route::Geoberg(Box::new(s))),
         Err(e) => {
             let words = leading_words(statement, 3);
-            let geoberg_only = GEOBERG_ONLY.iter().any(|prefix| {
+            let starts = |prefix: &[&str]| {
                 words.len() >= prefix.len() && prefix.iter().zip(&words).all(|(p, w)| p == w)
-            }) || words.first().is_some_and(|w| w == "DESC");
+            };
+            let geoberg_only = GEOBERG_ONLY.iter().any(|prefix| starts(prefix))
+                || words.first().is_some_and(|w| w == "DESC")
+                || (starts(&["CREATE", "TABLE"]) && DFParser::parse_sql(statement).is_err());
             match geoberg_only {
                 true => Err(e.into()),
                 false => Ok(Route::Engine),
@@ -55,14 +63,14 @@ pub fn route(statement: &str) -> Result<Route> {
 
 /// The first `n` keywords of a statement, upper-cased (comments and whitespace skipped).
 fn leading_words(statement: &str, n: usize) -> Vec<String> {
-    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, statement).tokenize() else {
+    let Some(tokens) = spanned_tokens(statement) else {
         return Vec::new();
     };
     tokens
         .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .filter(|t| !t.is_blank())
         .take(n)
-        .map_while(|t| match t {
+        .map_while(|t| match &t.token {
             Token::Word(w) => Some(w.value.to_ascii_uppercase()),
             _ => None,
         })
@@ -70,39 +78,33 @@ fn leading_words(statement: &str, n: usize) -> Vec<String> {
 }
 
 /// Splits a script into statements at top-level `;` (a `;` inside a string, a quoted name or
-/// a comment does not split). Empty statements are dropped; text that does not tokenize is
+/// a comment does not split). Each statement is the text as written (escapes such as `''`
+/// and comments kept), trimmed. Empty statements are dropped; text that does not tokenize is
 /// returned whole, for the parser to report.
 pub fn split_statements(text: &str) -> Vec<String> {
-    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, text).tokenize() else {
+    let Some(tokens) = spanned_tokens(text) else {
         return match text.trim().is_empty() {
             true => Vec::new(),
             false => vec![text.trim().to_string()],
         };
     };
     let mut out = Vec::new();
-    let mut current = String::new();
+    let mut start = 0;
     let mut has_content = false;
-    for token in tokens {
-        match token {
+    for t in &tokens {
+        match t.token {
             Token::SemiColon => {
                 if has_content {
-                    out.push(current.trim().to_string());
+                    out.push(text[start..t.range.start].trim().to_string());
                 }
-                current.clear();
+                start = t.range.end;
                 has_content = false;
             }
-            Token::Whitespace(
-                Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_),
-            )
-            | Token::Whitespace(_) => current.push_str(&token.to_string()),
-            token => {
-                has_content = true;
-                current.push_str(&token.to_string());
-            }
+            _ => has_content |= !t.is_blank(),
         }
     }
     if has_content {
-        out.push(current.trim().to_string());
+        out.push(text[start..].trim().to_string());
     }
     out
 }
@@ -126,7 +128,7 @@ mod tests {
             "SELECT state, count(*) FROM db.t GROUP BY state",
             "EXPLAIN ANALYZE SELECT * FROM db.t",
             "INSERT INTO db.t VALUES (1)",
-            "CREATE TABLE db.u AS SELECT * FROM db.t",
+            "SHOW TABLES",
             "DROP VIEW db.v",
         ] {
             assert_eq!(route(engine).unwrap(), Route::Engine, "{engine}");
@@ -148,6 +150,9 @@ mod tests {
             "ALTER TABLE db.t RENAME TO db.u",
             "DROP TABLE db.t",
             "DROP TABLE IF EXISTS db.t PURGE",
+            "CREATE TABLE db.u AS SELECT * FROM db.t",
+            "CREATE TABLE db.u USING iceberg TBLPROPERTIES ('format-version'='2') AS SELECT 1",
+            "SHOW TABLES IN db",
         ] {
             assert!(
                 matches!(route(geoberg).unwrap(), Route::Geoberg(_)),
@@ -156,6 +161,10 @@ mod tests {
         }
         // A malformed DROP TABLE is geoberg's error.
         assert!(route("DROP TABLE db.t PURGE now").is_err());
+        assert!(route("SHOW TABLES FROM a.b.c").is_err());
+        // A CREATE TABLE neither parser reads is geoberg's error, which names the clauses.
+        let err = route("CREATE TABLE db.u USING parquet AS SELECT 1").unwrap_err();
+        assert!(err.to_string().contains("USING iceberg"), "{err}");
     }
 
     #[test]
@@ -167,5 +176,10 @@ mod tests {
         assert_eq!(parts[0], "SELECT 'a;b' AS x");
         assert!(parts[1].ends_with("SELECT \"c;d\" FROM t"), "{parts:?}");
         assert!(split_statements("  ;\n").is_empty());
+        // Doubled quotes and comments stay as written.
+        let call = "CALL system.add_bbox_columns(table => 'db.t', -- a note; here\n  \
+                    where => 'day < ''2026-12-01''')";
+        let parts = split_statements(&format!("{call};SELECT 'it''s'"));
+        assert_eq!(parts, [call, "SELECT 'it''s'"]);
     }
 }

@@ -5,8 +5,9 @@
 //! metadata columns ([`RowPositionsProvider`]): the engine evaluates the whole statement
 //! (any expression, subqueries, joins with the source, spatial predicates) and returns, for
 //! each affected row, which data file and position it has, which clause applies, and the new
-//! column values. The table crate then commits one row delta on the version the query read
-//! ([`geoberg_table::RowDelta`]): copy-on-write or merge-on-read as `write.delete.mode`,
+//! column values (`UPDATE SET *` / `INSERT *` expand to every writable target column, from the
+//! source column of the same name). The table crate then commits one row delta on the version
+//! the query read ([`geoberg_table::RowDelta`]): copy-on-write or merge-on-read as `write.delete.mode`,
 //! `write.update.mode` and `write.merge.mode` say, deletion vectors on format-version 3,
 //! updated rows keeping their `_row_id`, concurrent appends kept and concurrent changes to
 //! the same files refused. DataFusion's own `DELETE`/`UPDATE` hooks are not used: they pass
@@ -37,7 +38,9 @@ use geoberg_table::{
 use crate::error::{Error, Result};
 use crate::geo_schema::table_arrow_schema;
 use crate::insert::{derived_columns, label_batches};
+use crate::merge_star::ALL_COLUMNS;
 use crate::row_positions::RowPositionsProvider;
+use crate::sql_text::spanned_tokens;
 
 /// The DataFusion catalog and schema the pinned views are registered in for one statement.
 const VIEW_CATALOG: &str = "datafusion";
@@ -130,7 +133,11 @@ pub(crate) async fn run(
             let Some(target) = pin(catalog, catalog_name, &m.table).await? else {
                 return Ok(None);
             };
-            let plan = plan_merge(&target, m)?;
+            let source_columns = match m.clauses.iter().any(|c| all_columns(&c.action)) {
+                true => Some(source_columns(ctx, m).await?),
+                false => None,
+            };
+            let plan = plan_merge(&target, m, source_columns.as_deref())?;
             execute(ctx, target, plan).await.map(Some)
         }
         Statement::Query(q) if names_metadata_column(statement) => {
@@ -290,43 +297,113 @@ fn plan_update(target: &Target, u: &Update) -> Result<ChangePlan> {
     })
 }
 
-fn plan_merge(target: &Target, m: &Merge) -> Result<ChangePlan> {
-    if m.output.is_some() {
-        return Err(unsupported("MERGE ... OUTPUT", "remove the OUTPUT clause"));
-    }
-    let t = &target.alias;
-    let (source, s) = match &m.source {
+/// The MERGE source as a relation with the marker column, and the name its columns go by.
+fn merge_source(m: &Merge) -> Result<(String, Ident)> {
+    match &m.source {
         TableFactor::Table { name, alias, .. } => {
             let s = alias
                 .as_ref()
                 .map(|a| a.name.clone())
                 .or_else(|| last_ident(name))
                 .ok_or_else(|| invalid("MERGE source", name.to_string(), "name a table"))?;
-            (
+            Ok((
                 format!("(SELECT *, TRUE AS {} FROM {name})", quote(SOURCE_MARKER)),
                 s,
-            )
+            ))
         }
         TableFactor::Derived {
             subquery,
             alias: Some(alias),
             ..
-        } => (
+        } => Ok((
             format!(
                 "(SELECT *, TRUE AS {} FROM ({subquery}) AS {})",
                 quote(SOURCE_MARKER),
                 quote("__geoberg_inner")
             ),
             alias_name(alias),
+        )),
+        other => Err(invalid(
+            "MERGE source",
+            other.to_string(),
+            "use a table or a parenthesised query with an alias: USING (SELECT ...) AS s",
+        )),
+    }
+}
+
+/// The MERGE source's column names (planned, not run), for `UPDATE SET *` / `INSERT *`.
+async fn source_columns(ctx: &SessionContext, m: &Merge) -> Result<Vec<String>> {
+    let (source, _) = merge_source(m)?;
+    let frame = ctx.sql(&format!("SELECT * FROM {source}")).await?;
+    Ok(frame
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| n != SOURCE_MARKER)
+        .collect())
+}
+
+/// Whether a clause is Iceberg's `UPDATE SET *` or `INSERT *` (written as the placeholder
+/// column of [`ALL_COLUMNS`]).
+fn all_columns(action: &MergeAction) -> bool {
+    let is_placeholder =
+        |name: &ObjectName| last_ident(name).is_some_and(|i| i.value == ALL_COLUMNS);
+    match action {
+        MergeAction::Update(update) => matches!(
+            update.assignments.as_slice(),
+            [a] if matches!(&a.target, AssignmentTarget::ColumnName(n) if is_placeholder(n))
         ),
-        other => {
-            return Err(invalid(
-                "MERGE source",
-                other.to_string(),
-                "use a table or a parenthesised query with an alias: USING (SELECT ...) AS s",
-            ));
+        MergeAction::Insert(insert) => {
+            matches!(insert.columns.as_slice(), [n] if is_placeholder(n))
         }
-    };
+        MergeAction::Delete { .. } => false,
+    }
+}
+
+/// `UPDATE SET *` / `INSERT *`: each writable target column and, as SQL, the source column of
+/// the same name (exactly, else ignoring case); an error names a column the source lacks.
+fn from_source(
+    target: &Target,
+    writable: &[String],
+    s: &Ident,
+    source_columns: &[String],
+    clause: &str,
+) -> Result<Vec<(String, String)>> {
+    writable
+        .iter()
+        .map(|column| {
+            let found = source_columns.iter().find(|c| *c == column).or_else(|| {
+                source_columns
+                    .iter()
+                    .find(|c| c.eq_ignore_ascii_case(column))
+            });
+            match found {
+                Some(c) => Ok((column.clone(), format!("{s}.{}", quote(c)))),
+                None => Err(invalid(
+                    "MERGE source column",
+                    column.clone(),
+                    format!(
+                        "{clause} takes every column of {} from the source column of the same \
+                         name, and source {s} has no column {column} (it has {}); add it to the \
+                         source, e.g. USING (SELECT *, NULL AS {column} FROM ...) AS {s}, or \
+                         list the columns instead of *",
+                        target.table.ident(),
+                        source_columns.join(", ")
+                    ),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// `source_columns`: the source's columns when a clause is `UPDATE SET *` or `INSERT *`.
+fn plan_merge(target: &Target, m: &Merge, source_columns: Option<&[String]>) -> Result<ChangePlan> {
+    if m.output.is_some() {
+        return Err(unsupported("MERGE ... OUTPUT", "remove the OUTPUT clause"));
+    }
+    let t = &target.alias;
+    let (source, s) = merge_source(m)?;
     let writable = writable_columns(&target.table);
     let lineage = has_lineage(&target.table);
     let matched = format!(
@@ -370,10 +447,31 @@ fn plan_merge(target: &Target, m: &Merge) -> Result<ChangePlan> {
                         "put the condition in the clause: WHEN MATCHED AND <condition> THEN ...",
                     ));
                 }
-                let assigned = assignments(&target.table, &writable, &update.assignments)?;
+                let star = all_columns(&clause.action);
+                if star && clause.clause_kind == MergeClauseKind::NotMatchedBySource {
+                    return Err(invalid(
+                        "MERGE clause",
+                        "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET *",
+                        "such a target row has no source row to copy from; assign the columns \
+                         (UPDATE SET <column> = <value>, ...) or DELETE it",
+                    ));
+                }
+                let assigned = match star {
+                    true => from_source(
+                        target,
+                        &writable,
+                        &s,
+                        source_columns.unwrap_or_default(),
+                        "UPDATE SET *",
+                    )?,
+                    false => assignments(&target.table, &writable, &update.assignments)?
+                        .into_iter()
+                        .map(|(c, e)| (c, e.to_string()))
+                        .collect(),
+                };
                 for (k, column) in writable.iter().enumerate() {
                     let value = match assigned.iter().find(|(c, _)| c == column) {
-                        Some((_, e)) => e.to_string(),
+                        Some((_, e)) => e.clone(),
                         None => format!("{t}.{}", quote(column)),
                     };
                     values.push(format!("{value} AS {}", quote(&value_column(i, k))));
@@ -387,6 +485,20 @@ fn plan_merge(target: &Target, m: &Merge) -> Result<ChangePlan> {
                         "put the condition in the clause: WHEN NOT MATCHED AND <condition> THEN \
                          INSERT ...",
                     ));
+                }
+                if all_columns(&clause.action) {
+                    let from = from_source(
+                        target,
+                        &writable,
+                        &s,
+                        source_columns.unwrap_or_default(),
+                        "INSERT *",
+                    )?;
+                    for (k, (_, value)) in from.iter().enumerate() {
+                        values.push(format!("{value} AS {}", quote(&value_column(i, k))));
+                    }
+                    clauses.push(Shape::Insert);
+                    continue;
                 }
                 let MergeInsertKind::Values(rows) = &insert.kind else {
                     return Err(unsupported(
@@ -784,14 +896,12 @@ fn column(batch: &RecordBatch, name: &str, ty: &DataType) -> Result<ArrayRef> {
 
 /// Whether a statement names a metadata column anywhere (as a word, outside string literals).
 fn names_metadata_column(statement: &Statement) -> bool {
-    use datafusion::sql::sqlparser::dialect::GenericDialect;
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-    let text = statement.to_string();
-    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, &text).tokenize() else {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let Some(tokens) = spanned_tokens(&statement.to_string()) else {
         return false;
     };
     tokens.iter().any(|t| {
-        matches!(t, Token::Word(w) if METADATA_COLUMNS.iter().any(|m| m.eq_ignore_ascii_case(&w.value)))
+        matches!(&t.token, Token::Word(w) if METADATA_COLUMNS.iter().any(|m| m.eq_ignore_ascii_case(&w.value)))
     })
 }
 

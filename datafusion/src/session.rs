@@ -10,6 +10,7 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
+use geoberg_sql::Statement;
 use geoberg_table::Catalog;
 use sedona::context::SedonaContext;
 use sedona_expr::scalar_udf::ScalarKernelRef;
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::file_pair_join::FilePairJoins;
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
 use crate::join_bounds_rule::JoinBoundsPruning;
+use crate::merge_star::expand_merge_stars;
 use crate::options::GeobergOptions;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
@@ -191,14 +193,13 @@ impl Session {
         let mut routed = Vec::with_capacity(statements.len());
         for s in statements {
             let r = route(&s)?;
-            if r == Route::Engine {
-                DFParser::parse_sql(&s).map_err(|e| Error::Syntax {
-                    statement: s.trim().to_string(),
-                    message: match e {
-                        DataFusionError::SQL(e, _) => e.to_string(),
-                        other => other.to_string(),
-                    },
-                })?;
+            match &r {
+                Route::Engine => check_syntax(&s, &expand_merge_stars(&s))?,
+                Route::Geoberg(parsed) => {
+                    if let Statement::CreateTableAsSelect(request) = &**parsed {
+                        check_syntax(&s, &request.query)?;
+                    }
+                }
             }
             routed.push((s, r));
         }
@@ -225,6 +226,8 @@ impl Session {
     ) -> Result<(Vec<RecordBatch>, Vec<String>, Vec<ScanReport>)> {
         match r {
             Route::Engine => {
+                let expanded = expand_merge_stars(statement);
+                let statement = expanded.as_ref();
                 if let Some(parsed) = single_statement(statement)
                     && let Some((batches, notices)) = crate::row_change::run(
                         &self.context.ctx,
@@ -243,6 +246,16 @@ impl Session {
                 Ok((batches, Vec::new(), scan_reports(&plan)))
             }
             Route::Geoberg(parsed) => {
+                if let Statement::CreateTableAsSelect(request) = &*parsed {
+                    let notices = crate::create::create_table_as_select(
+                        &self.context.ctx,
+                        self.provider.catalog(),
+                        &self.catalog_name,
+                        request,
+                    )
+                    .await?;
+                    return Ok((Vec::new(), notices, Vec::new()));
+                }
                 let catalog = Arc::clone(self.provider.catalog());
                 let name = self.catalog_name.clone();
                 tokio::task::spawn_blocking(move || {
@@ -339,6 +352,21 @@ fn scan_reports(plan: &Arc<dyn ExecutionPlan>) -> Vec<ScanReport> {
         stack.extend(node.children().into_iter().rev().cloned());
     }
     out
+}
+
+/// Fails with the engine parser's message, naming `statement`, when `sql` (the statement, or
+/// the part of it the engine runs) does not parse; nothing has run yet.
+fn check_syntax(statement: &str, sql: &str) -> Result<()> {
+    match DFParser::parse_sql(sql) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::Syntax {
+            statement: statement.trim().to_string(),
+            message: match e {
+                DataFusionError::SQL(e, _) => e.to_string(),
+                other => other.to_string(),
+            },
+        }),
+    }
 }
 
 /// The one SQL statement of `text` (DataFusion's own statements, such as `CREATE EXTERNAL

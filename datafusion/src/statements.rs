@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_crs::{ColumnType as GeoType, Crs};
-use geoberg_sql::Statement;
+use geoberg_sql::{ShowTablesRequest, Statement};
 use geoberg_table::{Catalog, CreateTable, Table};
 
 use crate::error::{Error, Result};
@@ -38,6 +38,11 @@ pub(crate) fn run(
             warn_metrics_positions(&table, notices)?;
             Ok(Vec::new())
         }
+        Statement::CreateTableAsSelect(request) => Err(Error::Unsupported {
+            what: format!("CREATE TABLE {} ... AS outside a session", request.table),
+            fix: "its query runs in the engine: run it through geoberg_datafusion::Session".into(),
+        }),
+        Statement::ShowTables(request) => show_tables(catalog, catalog_name, request),
         Statement::Rewrite(request) => {
             let table = load(catalog, catalog_name, &request.table)?;
             let (table, report) = table.execute_rewrite(request)?;
@@ -247,6 +252,67 @@ pub(crate) fn run(
             )?])
         }
     }
+}
+
+/// `SHOW TABLES {IN | FROM} <namespace>`: Spark's columns, `namespace`, `tableName`,
+/// `isTemporary`, sorted by name.
+fn show_tables(
+    catalog: &Arc<dyn Catalog>,
+    catalog_name: &str,
+    request: &ShowTablesRequest,
+) -> Result<Vec<RecordBatch>> {
+    if let Some(named) = request.catalog.as_deref()
+        && named != catalog_name
+    {
+        return Err(Error::Invalid {
+            what: "catalog",
+            value: named.to_string(),
+            fix: format!(
+                "the session's catalog is {catalog_name:?}; write SHOW TABLES IN {} or SHOW \
+                 TABLES IN {catalog_name}.{}",
+                request.namespace, request.namespace
+            ),
+        });
+    }
+    if !catalog.namespace_exists(&request.namespace)? {
+        let namespaces = catalog.list_namespaces()?;
+        return Err(Error::Invalid {
+            what: "namespace",
+            value: request.namespace.clone(),
+            fix: match namespaces.is_empty() {
+                true => format!(
+                    "catalog {catalog_name} has no namespaces yet; CREATE TABLE {}.<table> \
+                     creates this one",
+                    request.namespace
+                ),
+                false => format!(
+                    "catalog {catalog_name} has no such namespace; it has {}",
+                    namespaces.join(", ")
+                ),
+            },
+        });
+    }
+    let mut names: Vec<String> = catalog
+        .list_tables(&request.namespace)?
+        .iter()
+        .map(|t| t.name().to_string())
+        .filter(|n| request.matches(n))
+        .collect();
+    names.sort();
+    let schema = Schema::new(vec![
+        Field::new("namespace", ArrowType::Utf8, false),
+        Field::new("tableName", ArrowType::Utf8, false),
+        Field::new("isTemporary", ArrowType::Boolean, false),
+    ]);
+    let n = names.len();
+    Ok(vec![RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StringArray::from(vec![request.namespace.clone(); n])),
+            Arc::new(StringArray::from(names)),
+            Arc::new(BooleanArray::from(vec![false; n])),
+        ],
+    )?])
 }
 
 /// Seed 002's silent failure made loud: a pruning column the statement left past the metrics

@@ -95,6 +95,8 @@ fn check_statement(statement: &Statement) {
         | Statement::RenameTable { .. }
         | Statement::DropTable { .. }
         | Statement::CreateTable(_)
+        | Statement::CreateTableAsSelect(_)
+        | Statement::ShowTables(_)
         | Statement::ShowCreateTable(_)
         | Statement::ShowTblProperties { .. }
         | Statement::Describe(_) => {}

@@ -8,10 +8,10 @@ use std::fmt;
 use sqlparser::tokenizer::Token;
 
 use crate::alter_schema::{SchemaAlteration, parse_schema_change};
-use crate::create_table::parse_properties;
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::name::{TableName, quote_string};
+use crate::properties::parse_properties;
 
 /// What one `ALTER TABLE t ...` changes.
 pub(crate) enum TableChange {
@@ -87,18 +87,6 @@ fn parse_keys(front: &mut Front<'_>) -> Result<Vec<String>, SqlError> {
     }
     front.expect(&Token::RParen)?;
     Ok(keys)
-}
-
-/// `('k' = 'v', ...)` as `SET TBLPROPERTIES` writes it.
-pub(crate) fn write_properties<'a>(
-    f: &mut fmt::Formatter<'_>,
-    properties: impl IntoIterator<Item = (&'a String, &'a String)>,
-) -> fmt::Result {
-    let items: Vec<String> = properties
-        .into_iter()
-        .map(|(k, v)| format!("{} = {}", quote_string(k), quote_string(v)))
-        .collect();
-    write!(f, "({})", items.join(", "))
 }
 
 /// `('k', ...)` as `UNSET TBLPROPERTIES` writes it.

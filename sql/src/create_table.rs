@@ -4,11 +4,13 @@ use std::fmt;
 use sqlparser::ast::Expr;
 use sqlparser::tokenizer::Token;
 
+use crate::create_table_as_select::CreateTableAsSelectRequest;
 use crate::data_type::{Column, TypeNames, parse_type};
 use crate::error::SqlError;
 use crate::front::Front;
-use crate::name::{TableName, quote_ident, quote_string};
+use crate::name::{TableName, quote_ident};
 use crate::predicate::{Literal, column_name, function_name, literal, positional_args};
+use crate::properties::{parse_properties, write_properties};
 
 /// An Iceberg partition transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,21 +97,98 @@ impl fmt::Display for CreateTableRequest {
             write!(f, " PARTITIONED BY ({})", fields.join(", "))?;
         }
         if !self.properties.is_empty() {
-            let props: Vec<String> = self
-                .properties
-                .iter()
-                .map(|(k, v)| format!("{} = {}", quote_string(k), quote_string(v)))
-                .collect();
-            write!(f, " TBLPROPERTIES ({})", props.join(", "))?;
+            f.write_str(" TBLPROPERTIES ")?;
+            write_properties(f, &self.properties)?;
         }
         Ok(())
     }
 }
 
+/// What a `CREATE TABLE` statement asks for.
+pub(crate) enum NewTable {
+    /// A table with a column list.
+    Columns(CreateTableRequest),
+    /// A table from a query: `AS <query>`.
+    AsSelect(CreateTableAsSelectRequest),
+}
+
 /// After `CREATE TABLE`.
-pub(crate) fn parse_create_table(front: &mut Front<'_>) -> Result<CreateTableRequest, SqlError> {
+pub(crate) fn parse_create_table(front: &mut Front<'_>) -> Result<NewTable, SqlError> {
     let if_not_exists = front.words(&["IF", "NOT", "EXISTS"]);
     let table = front.table_name()?;
+    let columns = match front.peek().token {
+        Token::LParen => Some(parse_columns(front)?),
+        _ => None,
+    };
+    let mut partitioning = None;
+    let mut properties = None;
+    let mut using = false;
+    while !front.at_end() {
+        if !using && front.word("USING") {
+            using = true;
+            parse_provider(front)?;
+        } else if partitioning.is_none() && front.words(&["PARTITIONED", "BY"]) {
+            let Some(columns) = &columns else {
+                return Err(SqlError::Unsupported {
+                    statement: "PARTITIONED BY in CREATE TABLE ... AS SELECT (create the table \
+                                with its columns and PARTITIONED BY, then INSERT INTO it ... \
+                                SELECT)"
+                        .into(),
+                });
+            };
+            partitioning = Some(parse_partitioning(front, columns)?);
+        } else if properties.is_none() && front.word("TBLPROPERTIES") {
+            properties = Some(parse_properties(front)?);
+        } else if columns.is_none() && front.word("AS") {
+            let query = front.rest().ok_or_else(|| {
+                front.error_here("expected a query after AS, e.g. AS SELECT * FROM db.t")
+            })?;
+            front.finish()?;
+            return Ok(NewTable::AsSelect(CreateTableAsSelectRequest {
+                table,
+                if_not_exists,
+                properties: properties.unwrap_or_default(),
+                query,
+            }));
+        } else if front.word("AS") {
+            return Err(SqlError::Unsupported {
+                statement: "a column list with AS SELECT in CREATE TABLE (the query's columns \
+                            are the new table's: leave out the column list, or create the table \
+                            first and INSERT INTO it ... SELECT)"
+                    .into(),
+            });
+        } else {
+            return Err(front.error_here(match columns {
+                Some(_) => format!(
+                    "expected USING iceberg, PARTITIONED BY (...) or TBLPROPERTIES (...) (each \
+                     at most once), found {}",
+                    front.peek().token
+                ),
+                None => format!(
+                    "expected ( and the columns, or [USING iceberg] [TBLPROPERTIES (...)] AS \
+                     <query>, found {}",
+                    front.peek().token
+                ),
+            }));
+        }
+    }
+    let Some(columns) = columns else {
+        return Err(front.error_here(
+            "expected ( and the columns, or AS <query>, found the end of the statement",
+        ));
+    };
+    front.finish()?;
+    Ok(NewTable::Columns(CreateTableRequest {
+        table,
+        if_not_exists,
+        columns,
+        partitioning: partitioning.unwrap_or_default(),
+        properties: properties.unwrap_or_default(),
+    }))
+}
+
+/// `(<column> <type> [NOT NULL] [COMMENT '...'], ...)`: at least one, names unique.
+fn parse_columns(front: &mut Front<'_>) -> Result<Vec<Column>, SqlError> {
     front.expect(&Token::LParen)?;
     let mut columns: Vec<Column> = Vec::new();
     loop {
@@ -129,45 +208,22 @@ pub(crate) fn parse_create_table(front: &mut Front<'_>) -> Result<CreateTableReq
         }
     }
     front.expect(&Token::RParen)?;
-    let mut partitioning = None;
-    let mut properties = None;
-    let mut using = false;
-    while !front.at_end() {
-        if !using && front.word("USING") {
-            using = true;
-            let provider = front.table_name()?;
-            let p = provider.parts().join(".").to_ascii_lowercase();
-            if p != "iceberg" && p != "havasu.iceberg" {
-                return Err(SqlError::Unsupported {
-                    statement: format!(
-                        "CREATE TABLE ... USING {provider} (geoberg creates iceberg tables; write USING iceberg or leave it out)"
-                    ),
-                });
-            }
-        } else if partitioning.is_none() && front.words(&["PARTITIONED", "BY"]) {
-            partitioning = Some(parse_partitioning(front, &columns)?);
-        } else if properties.is_none() && front.word("TBLPROPERTIES") {
-            properties = Some(parse_properties(front)?);
-        } else if matches!(&front.peek().token, Token::Word(w) if w.value.eq_ignore_ascii_case("AS"))
-        {
-            return Err(SqlError::Unsupported {
-                statement: "CREATE TABLE ... AS SELECT".to_string(),
-            });
-        } else {
-            return Err(front.error_here(format!(
-                "expected USING iceberg, PARTITIONED BY (...) or TBLPROPERTIES (...) (each at most once), found {}",
-                front.peek().token
-            )));
-        }
+    Ok(columns)
+}
+
+/// After `USING`: the data source, `iceberg` or its alias `havasu.iceberg` (seed 004).
+fn parse_provider(front: &mut Front<'_>) -> Result<(), SqlError> {
+    let provider = front.table_name()?;
+    let p = provider.parts().join(".").to_ascii_lowercase();
+    if p != "iceberg" && p != "havasu.iceberg" {
+        return Err(SqlError::Unsupported {
+            statement: format!(
+                "CREATE TABLE ... USING {provider} (geoberg creates iceberg tables; write USING \
+                 iceberg or leave it out)"
+            ),
+        });
     }
-    front.finish()?;
-    Ok(CreateTableRequest {
-        table,
-        if_not_exists,
-        columns,
-        partitioning: partitioning.unwrap_or_default(),
-        properties: properties.unwrap_or_default(),
-    })
+    Ok(())
 }
 
 pub(crate) fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
@@ -270,43 +326,4 @@ fn partition_field(expr: &Expr) -> Result<PartitionField, SqlError> {
     let column = column_name(args[0])
         .ok_or_else(|| bad(format!("{name} needs a column, found {}", args[0])))?;
     Ok(PartitionField { column, transform })
-}
-
-/// `('key' = 'value', ...)`: the TBLPROPERTIES list of CREATE TABLE and ALTER TABLE.
-pub(crate) fn parse_properties(
-    front: &mut Front<'_>,
-) -> Result<BTreeMap<String, String>, SqlError> {
-    front.expect(&Token::LParen)?;
-    let mut properties = BTreeMap::new();
-    loop {
-        let key = front.string()?;
-        front.expect(&Token::Eq)?;
-        let value = match front.peek().token.clone() {
-            Token::SingleQuotedString(v) | Token::DoubleQuotedString(v) => v,
-            Token::Number(v, _) => v,
-            Token::Word(w)
-                if w.quote_style.is_none()
-                    && ["true", "false"].contains(&w.value.to_ascii_lowercase().as_str()) =>
-            {
-                w.value.to_ascii_lowercase()
-            }
-            other => {
-                return Err(front.error_here(format!(
-                    "expected a quoted value for property '{key}', found {other}"
-                )));
-            }
-        };
-        front.next();
-        if properties.insert(key.clone(), value).is_some() {
-            return Err(SqlError::invalid(
-                format!("table property '{key}'"),
-                "it is set twice; set it once",
-            ));
-        }
-        if !front.consume(&Token::Comma) {
-            break;
-        }
-    }
-    front.expect(&Token::RParen)?;
-    Ok(properties)
 }

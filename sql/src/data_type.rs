@@ -571,14 +571,15 @@ fn parse_type_at(
 /// `geoberg-crs`.
 fn parse_crs(front: &mut Front<'_>, of: &str) -> Result<Crs, SqlError> {
     let bare_number = matches!(front.peek().token, Token::Number(..));
+    if let Some(s) = front.maybe_string() {
+        return s
+            .parse::<Crs>()
+            .map_err(|e| SqlError::invalid(format!("CRS of {of}"), e.to_string()));
+    }
     let text = match front.peek().token.clone() {
         Token::Number(n, _) => {
             front.next();
             n
-        }
-        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => {
-            front.next();
-            s
         }
         Token::Word(w) if w.quote_style.is_none() => {
             front.next();

@@ -7,11 +7,13 @@ use thiserror::Error;
 pub const SUPPORTED_STATEMENTS: &str = "CREATE SPATIAL INDEX FOR <table> USING hilbert(...), \
 CALL <catalog>.system.rewrite_data_files(...), CALL <catalog>.system.expire_snapshots(...), \
 CALL <catalog>.system.remove_orphan_files(...), CREATE TABLE, \
+CREATE TABLE <table> [USING iceberg] [TBLPROPERTIES (...)] AS <query>, \
 ALTER TABLE <table> SET TBLPROPERTIES ('<key>' = '<value>', ...), \
 ALTER TABLE <table> UNSET TBLPROPERTIES [IF EXISTS] ('<key>', ...), \
 ALTER TABLE <table> ADD COLUMN[S] / DROP COLUMN [IF EXISTS] / RENAME COLUMN <a> TO <b> / \
 RENAME TO <table>, DROP TABLE [IF EXISTS] <table> [PURGE], SHOW CREATE TABLE, \
-SHOW TBLPROPERTIES <table> [('<key>')], DESCRIBE [TABLE] <table>";
+SHOW TBLPROPERTIES <table> [('<key>')], SHOW TABLES {IN | FROM} <namespace> [LIKE '<pattern>'], \
+DESCRIBE [TABLE] <table>";
 
 /// The conditions a WHERE clause may use, listed when a condition is rejected.
 pub const SUPPORTED_CONDITIONS: &str = "<column> =, <>, !=, <, <=, >, >= <literal>; \

@@ -7,7 +7,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{Position, SqlError};
-use crate::name::TableName;
+use crate::name::{TableName, string_token};
 
 /// Longest statement accepted, in bytes. Large enough for a detailed WKT window, small enough
 /// that hostile input cannot make parsing slow.
@@ -135,14 +135,21 @@ impl<'a> Front<'a> {
         self.parser.parse_expr().map_err(|e| self.convert(e))
     }
 
+    /// A quoted string, unescaped.
     pub(crate) fn string(&mut self) -> Result<String, SqlError> {
-        match self.peek().token.clone() {
-            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => {
-                self.next();
-                Ok(s)
-            }
-            other => Err(self.error_here(format!("expected a quoted string, found {other}"))),
-        }
+        self.maybe_string().ok_or_else(|| {
+            self.error_here(format!(
+                "expected a quoted string, found {}",
+                self.peek().token
+            ))
+        })
+    }
+
+    /// A quoted string, unescaped, if one comes next.
+    pub(crate) fn maybe_string(&mut self) -> Option<String> {
+        let s = string_token(&self.peek().token)?.to_string();
+        self.next();
+        Some(s)
     }
 
     pub(crate) fn unsigned(&mut self, what: &str) -> Result<u64, SqlError> {
@@ -203,6 +210,18 @@ impl<'a> Front<'a> {
                 self.peek().token
             )))
         }
+    }
+
+    /// The rest of the statement up to a `;` or the end, as written (escapes and comments
+    /// kept): text another parser reads, such as the query of `CREATE TABLE ... AS`. `None`
+    /// when nothing follows.
+    pub(crate) fn rest(&mut self) -> Option<String> {
+        let start = self.peek().span.start;
+        let mut end = None;
+        while !self.at_end() {
+            end = Some(self.next().span.end);
+        }
+        Some(self.sql[byte_offset(self.sql, start)..byte_offset(self.sql, end?)].to_string())
     }
 
     pub(crate) fn at_end(&self) -> bool {
@@ -277,6 +296,21 @@ pub(crate) fn syntax_at(sql: &str, message: String, location: Location) -> SqlEr
         position: position(location),
         snippet: snippet(sql, location),
     }
+}
+
+/// The byte offset of `location` (1-based line, column in characters) in `sql`.
+fn byte_offset(sql: &str, location: Location) -> usize {
+    let mut line_start = 0;
+    for _ in 1..location.line {
+        match sql[line_start..].find('\n') {
+            Some(at) => line_start += at + 1,
+            None => return sql.len(),
+        }
+    }
+    sql[line_start..]
+        .char_indices()
+        .nth(location.column.saturating_sub(1) as usize)
+        .map_or(sql.len(), |(at, _)| line_start + at)
 }
 
 /// Just past the last character of `sql`.

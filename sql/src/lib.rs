@@ -5,7 +5,10 @@
 //! `CALL <catalog>.system.rewrite_data_files(...)` (with any [`SortOrder`]: columns with
 //! `ASC`/`DESC` and `NULLS FIRST`/`LAST`, `zorder(...)` or `hilbert(...)`, which
 //! [`parse_sort_order`] also reads from the `write.sort-order` property), a [`CreateTableRequest`] for `CREATE TABLE`
-//! with `geometry(<srid>)` / `geography(<crs>)` columns, `ALTER TABLE ... SET / UNSET
+//! with `geometry(<srid>)` / `geography(<crs>)` columns, a [`CreateTableAsSelectRequest`] for
+//! `CREATE TABLE ... [USING iceberg] [TBLPROPERTIES (...)] AS <query>` (the query kept as
+//! written, for the SQL engine), `SHOW TABLES IN <namespace>` ([`ShowTablesRequest`]),
+//! `ALTER TABLE ... SET / UNSET
 //! TBLPROPERTIES`, Iceberg's maintenance procedures (`CALL ... expire_snapshots(...)`,
 //! `CALL ... remove_orphan_files(...)`, `CALL ... rewrite_manifests(...)`, as an
 //! [`ExpireSnapshotsRequest`] / [`RemoveOrphanFilesRequest`] / [`RewriteManifestsRequest`]),
@@ -17,8 +20,9 @@
 //! whose spatial leaves carry the query window as WKB and bbox, so that a scan can prune files
 //! by their bounds ([`Predicate::spatial_filters`]).
 //!
-//! Expressions, literals and names are parsed by `sqlparser` (Spark SQL lexing); a small front
-//! handles the statement keywords. Every request renders back to a canonical statement
+//! Expressions, literals and names are parsed by `sqlparser` (Spark SQL lexing: a quote inside
+//! a string is doubled, `'it''s'`, or backslash-escaped); a small front handles the statement
+//! keywords. Every request renders back to a canonical statement
 //! (`to_sql()`), and parsing that gives an equal request. Bad or hostile input gets a
 //! [`SqlError`] naming the problem and the fix, never a panic; length, nesting and operator
 //! count are limited before parsing.
@@ -89,6 +93,7 @@ mod add_bbox_columns;
 mod alter_schema;
 mod alter_table;
 mod create_table;
+mod create_table_as_select;
 mod data_type;
 mod error;
 mod front;
@@ -97,9 +102,11 @@ mod maintenance;
 mod name;
 mod predicate;
 mod procedure;
+mod properties;
 mod rewrite;
 mod rewrite_manifests;
 mod router;
+mod show_tables;
 mod sort_order;
 mod spatial;
 mod statement;
@@ -108,6 +115,7 @@ mod upgrade_geometry;
 pub use add_bbox_columns::AddBBoxColumnsRequest;
 pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
 pub use create_table::{CreateTableRequest, PartitionField, PartitionTransform};
+pub use create_table_as_select::CreateTableAsSelectRequest;
 pub use data_type::{Column, DataType};
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
 pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
@@ -123,6 +131,7 @@ pub use procedure::SUPPORTED_PROCEDURES;
 pub use rewrite::{REWRITE_ALL, RewriteRequest, RewriteStrategy};
 pub use rewrite_manifests::RewriteManifestsRequest;
 pub use router::parse;
+pub use show_tables::ShowTablesRequest;
 pub use sort_order::{
     NullOrder, SORT_ORDER_FORMS, SortDirection, SortField, SortOrder, parse_sort_order,
 };

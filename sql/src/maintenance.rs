@@ -6,10 +6,10 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Timelike, Utc};
-use sqlparser::ast::{DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value};
+use sqlparser::ast::{DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
 
 use crate::error::SqlError;
-use crate::name::TableName;
+use crate::name::{TableName, string_value};
 use crate::predicate::{Literal, function_name, literal};
 use crate::procedure::{CallArgs, write_call_head};
 
@@ -224,10 +224,7 @@ fn older_than(expr: &Expr) -> Result<OlderThan, SqlError> {
     );
     let text = match expr {
         Expr::TypedString(ts) if matches!(ts.data_type, DataType::Timestamp(..)) => {
-            match &ts.value.value {
-                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s.clone()),
-                _ => None,
-            }
+            string_value(&ts.value.value).map(str::to_string)
         }
         Expr::Function(f) if function_name(f).eq_ignore_ascii_case("timestampadd") => {
             return before_now(&f.args)

@@ -1,6 +1,8 @@
 use std::fmt;
 
+use sqlparser::ast::Value;
 use sqlparser::keywords::ALL_KEYWORDS;
+use sqlparser::tokenizer::Token;
 
 use crate::error::SqlError;
 
@@ -116,6 +118,24 @@ pub(crate) fn quote_string(s: &str) -> String {
     }
     out.push('\'');
     out
+}
+
+/// The text of a string literal token: single- or double-quoted, with its escapes (`''`,
+/// backslash escapes) already read by the tokenizer. Every string geoberg's statements take is
+/// read through this (or [`string_value`] once parsed), the inverse of [`quote_string`].
+pub(crate) fn string_token(token: &Token) -> Option<&str> {
+    match token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// [`string_token`] for a literal in a parsed expression.
+pub(crate) fn string_value(value: &Value) -> Option<&str> {
+    match value {
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s),
+        _ => None,
+    }
 }
 
 /// Keywords that are also everyday column names and read back fine unquoted.

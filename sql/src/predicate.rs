@@ -7,7 +7,7 @@ use sqlparser::ast::{
 
 use crate::error::{Position, SqlError};
 use crate::front::position;
-use crate::name::{quote_ident, quote_string};
+use crate::name::{quote_ident, quote_string, string_value};
 use geoberg_crs::Extent;
 
 use crate::spatial::{SpatialFilter, SpatialRelation, Window};
@@ -396,21 +396,23 @@ fn column_or_err(column: &Expr, whole: &Expr) -> Result<String, SqlError> {
 /// A literal: a number (optionally signed), a quoted string or a boolean.
 pub(crate) fn literal(expr: &Expr) -> Result<Literal, SqlError> {
     match expr {
-        Expr::Value(v) => match &v.value {
-            Value::Number(n, _) => number(n, false, expr),
-            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => {
-                Ok(Literal::String(s.clone()))
+        Expr::Value(v) => {
+            if let Some(s) = string_value(&v.value) {
+                return Ok(Literal::String(s.to_string()));
             }
-            Value::Boolean(b) => Ok(Literal::Boolean(*b)),
-            Value::Null => Err(unsupported(
-                expr,
-                "NULL never compares equal; write <column> IS NULL",
-            )),
-            _ => Err(unsupported(
-                expr,
-                "expected a number, string or boolean literal",
-            )),
-        },
+            match &v.value {
+                Value::Number(n, _) => number(n, false, expr),
+                Value::Boolean(b) => Ok(Literal::Boolean(*b)),
+                Value::Null => Err(unsupported(
+                    expr,
+                    "NULL never compares equal; write <column> IS NULL",
+                )),
+                _ => Err(unsupported(
+                    expr,
+                    "expected a number, string or boolean literal",
+                )),
+            }
+        }
         Expr::UnaryOp {
             op: op @ (UnaryOperator::Minus | UnaryOperator::Plus),
             expr: inner,

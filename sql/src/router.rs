@@ -7,13 +7,14 @@ use sqlparser::tokenizer::Token;
 use crate::add_bbox_columns::add_bbox_columns_from_call;
 use crate::alter_schema::AlterSchemaRequest;
 use crate::alter_table::{TableChange, parse_alter_table};
-use crate::create_table::parse_create_table;
+use crate::create_table::{NewTable, parse_create_table};
 use crate::error::SqlError;
 use crate::front::Front;
 use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_call};
 use crate::procedure::bind_call;
 use crate::rewrite::{parse_create_spatial_index, rewrite_from_call};
 use crate::rewrite_manifests::rewrite_manifests_from_call;
+use crate::show_tables::parse_show_tables;
 use crate::statement::Statement;
 use crate::upgrade_geometry::upgrade_geometry_from_call;
 
@@ -29,7 +30,10 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
         return parse_create_spatial_index(&mut front).map(Statement::Rewrite);
     }
     if front.words(&["CREATE", "TABLE"]) {
-        return parse_create_table(&mut front).map(Statement::CreateTable);
+        return Ok(match parse_create_table(&mut front)? {
+            NewTable::Columns(request) => Statement::CreateTable(request),
+            NewTable::AsSelect(request) => Statement::CreateTableAsSelect(request),
+        });
     }
     if front.word("CALL") {
         return call(&mut front);
@@ -44,6 +48,9 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
         let table = front.table_name()?;
         front.finish()?;
         return Ok(Statement::ShowCreateTable(table));
+    }
+    if front.words(&["SHOW", "TABLES"]) {
+        return parse_show_tables(&mut front).map(Statement::ShowTables);
     }
     if front.words(&["SHOW", "TBLPROPERTIES"]) {
         let table = front.table_name()?;

@@ -4,12 +4,15 @@ use std::collections::BTreeMap;
 
 use crate::add_bbox_columns::AddBBoxColumnsRequest;
 use crate::alter_schema::AlterSchemaRequest;
-use crate::alter_table::{write_keys, write_properties};
+use crate::alter_table::write_keys;
 use crate::create_table::CreateTableRequest;
+use crate::create_table_as_select::CreateTableAsSelectRequest;
 use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
 use crate::name::{TableName, quote_string};
+use crate::properties::write_properties;
 use crate::rewrite::RewriteRequest;
 use crate::rewrite_manifests::RewriteManifestsRequest;
+use crate::show_tables::ShowTablesRequest;
 use crate::upgrade_geometry::UpgradeGeometryRequest;
 
 /// One parsed statement: a typed request for the `table` crate or the CLI to execute.
@@ -22,6 +25,10 @@ pub enum Statement {
     Rewrite(RewriteRequest),
     /// `CREATE TABLE ...`.
     CreateTable(CreateTableRequest),
+    /// `CREATE TABLE t [USING iceberg] [TBLPROPERTIES (...)] AS <query>`.
+    CreateTableAsSelect(CreateTableAsSelectRequest),
+    /// `SHOW TABLES {IN | FROM} <namespace> [[LIKE] '<pattern>']`.
+    ShowTables(ShowTablesRequest),
     /// `SHOW CREATE TABLE t`.
     ShowCreateTable(TableName),
     /// `SHOW TBLPROPERTIES t [('key')]`.
@@ -91,6 +98,8 @@ impl fmt::Display for Statement {
         match self {
             Statement::Rewrite(r) => write!(f, "{r}"),
             Statement::CreateTable(c) => write!(f, "{c}"),
+            Statement::CreateTableAsSelect(c) => write!(f, "{c}"),
+            Statement::ShowTables(s) => write!(f, "{s}"),
             Statement::ShowCreateTable(t) => write!(f, "SHOW CREATE TABLE {t}"),
             Statement::ShowTblProperties { table, key } => {
                 write!(f, "SHOW TBLPROPERTIES {table}")?;

@@ -689,10 +689,31 @@ fn errors_name_the_fix() {
             "set it once",
         ),
         ("CREATE TABLE t (id int) USING parquet", "USING iceberg"),
-        ("CREATE TABLE t AS SELECT 1", "expected ("),
+        (
+            "CREATE TABLE t",
+            "expected ( and the columns, or AS <query>",
+        ),
+        ("CREATE TABLE t AS", "expected a query after AS"),
+        ("CREATE TABLE t AS ;", "expected a query after AS"),
+        (
+            "CREATE TABLE t AS SELECT 1; SELECT 2",
+            "after the end of the statement",
+        ),
+        ("CREATE TABLE t SELECT 1", "expected ( and the columns, or"),
         (
             "CREATE TABLE t (id int) AS SELECT 1",
-            "AS SELECT is not supported",
+            "a column list with AS SELECT",
+        ),
+        (
+            "CREATE TABLE t PARTITIONED BY (id) AS SELECT 1",
+            "PARTITIONED BY in CREATE TABLE ... AS SELECT",
+        ),
+        ("CREATE TABLE t USING parquet AS SELECT 1", "USING iceberg"),
+        ("SHOW TABLES IN a.b.c", "<catalog>.<namespace>"),
+        ("SHOW TABLES FROM db LIKE", "expected a quoted pattern"),
+        (
+            "SHOW TABLES IN db 'a' 'b'",
+            "after the end of the statement",
         ),
         ("CREATE TABLE a.b.c.d (id int)", "catalog.namespace.table"),
         ("DROP VIEW t", "DROP VIEW is not supported"),

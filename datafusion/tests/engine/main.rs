@@ -13,6 +13,7 @@ mod join;
 mod object_storage;
 mod pushdown;
 mod rectangle;
+mod reference_statements;
 mod row_changes;
 mod scan;
 mod schema_statements;

@@ -280,6 +280,137 @@ fn delete_update_and_merge_match_the_model_in_every_mode() {
     }
 }
 
+/// Iceberg's `UPDATE SET *` and `INSERT *`: every target column from the source column of the
+/// same name (names matched ignoring case, extra source columns ignored), in both write modes
+/// and format-versions; the oracle applies the same rows to the model. A source without one of
+/// the target's columns is refused with an error naming it, and nothing changes.
+#[test]
+fn merge_set_star_and_insert_star_match_the_model_in_every_mode() {
+    for (version, mode) in [
+        (3, "merge-on-read"),
+        (3, "copy-on-write"),
+        (2, "merge-on-read"),
+        (2, "copy-on-write"),
+    ] {
+        let label = format!("v{version} {mode}");
+        let w = Warehouse::new();
+        let files = rows(3, 12);
+        append_files(create(&w, "t", version, mode), &files, 4326);
+        let mut model = model_of(&files);
+        let s = w.session();
+        let srid = if version == 3 { 4326 } else { 0 };
+
+        // (id, n, x, state, point): 2, 3 and 105 exist, 900 and 901 do not; a matched row with
+        // n = 0 is deleted.
+        let source = [
+            (2, 5, 20.5, "s", (1.5, 2.5)),
+            (3, 0, 21.5, "s", (3.0, 3.0)),
+            (105, 6, 22.5, "u", (7.0, 8.0)),
+            (900, 0, 23.5, "new", (9.0, 9.0)),
+            (901, 7, 24.5, "new", (10.0, 11.0)),
+        ];
+        let values: Vec<String> = source
+            .iter()
+            .map(|(id, n, x, state, (px, py))| {
+                format!("({id}, {n}, {x:?}, '{state}', {px:?}, {py:?})")
+            })
+            .collect();
+        let merged = s
+            .sql(&format!(
+                "MERGE INTO geo.t t USING (SELECT id, n AS \"N\", x, state, \
+                 ST_SetSRID(ST_Point(px, py), {srid}) AS geom, 'extra' AS note \
+                 FROM (VALUES {}) AS v(id, n, x, state, px, py)) s ON t.id = s.id \
+                 WHEN MATCHED AND s.\"N\" = 0 THEN DELETE \
+                 WHEN MATCHED THEN UPDATE SET * \
+                 WHEN NOT MATCHED THEN INSERT *",
+                values.join(", ")
+            ))
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let (mut up, mut del, mut ins) = (0, 0, 0);
+        for (id, n, x, state, point) in source {
+            let row = (n, x, Some(state.to_string()), point);
+            match model.get(&id) {
+                Some(_) if n == 0 => {
+                    model.remove(&id);
+                    del += 1;
+                }
+                Some(_) => {
+                    model.insert(id, row);
+                    up += 1;
+                }
+                None => {
+                    model.insert(id, row);
+                    ins += 1;
+                }
+            }
+        }
+        let value = |c: &str| {
+            merged[0]
+                .column_by_name(c)
+                .unwrap()
+                .as_primitive::<arrow_array::types::UInt64Type>()
+                .value(0)
+        };
+        assert_eq!(
+            (
+                value("num_updated_rows"),
+                value("num_deleted_rows"),
+                value("num_inserted_rows")
+            ),
+            (up, del, ins),
+            "{label}"
+        );
+        check(&w, &s, "t", &model, &format!("{label}: merge with *"));
+
+        // The README's form: a staged table as the source, by its bare name.
+        s.sql("CREATE TABLE geo.staged (id bigint, n int, x double, state string, geom geometry(4326))")
+            .unwrap();
+        s.sql(
+            "INSERT INTO geo.staged VALUES (4, 1, 1.25, 'st', ST_SetSRID(ST_Point(4, 4), 4326)), \
+             (950, 2, 2.25, 'st', ST_SetSRID(ST_Point(5, 6), 4326))",
+        )
+        .unwrap();
+        s.sql(
+            "MERGE INTO geo.t t USING geo.staged ON t.id = staged.id \
+             WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        )
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+        model.insert(4, (1, 1.25, Some("st".into()), (4.0, 4.0)));
+        model.insert(950, (2, 2.25, Some("st".into()), (5.0, 6.0)));
+        check(&w, &s, "t", &model, &format!("{label}: merge from a table"));
+
+        // A source without a target column: the error names it; nothing changes.
+        for (sql, missing) in [
+            (
+                "MERGE INTO geo.t t USING (SELECT id, n, x FROM geo.staged) s ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET *",
+                "state",
+            ),
+            (
+                "MERGE INTO geo.t t USING (SELECT 999 AS id) s ON t.id = s.id \
+                 WHEN NOT MATCHED THEN INSERT *",
+                "n",
+            ),
+        ] {
+            let err = s.sql(sql).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("has no column {missing} ")) && err.contains("instead of *"),
+                "{label}: {err}"
+            );
+        }
+        // A target row no source row matched has nothing to copy from.
+        let err = s
+            .sql(
+                "MERGE INTO geo.t t USING geo.staged s ON t.id = s.id \
+                 WHEN NOT MATCHED BY SOURCE THEN UPDATE SET *",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no source row to copy from"), "{label}: {err}");
+        check(&w, &s, "t", &model, &format!("{label}: refused merges"));
+    }
+}
+
 #[test]
 fn row_lineage_survives_updates_and_can_be_queried() {
     let w = Warehouse::new();
