@@ -59,7 +59,7 @@ pub enum Command {
     /// Run SQL: queries, EXPLAIN [ANALYZE], INSERT, CREATE TABLE [AS SELECT], DELETE, UPDATE and
     /// MERGE INTO through SedonaDB / DataFusion; CREATE SPATIAL INDEX, CALL rewrite_data_files /
     /// expire_snapshots / remove_orphan_files / rewrite_manifests / upgrade_geometry /
-    /// add_bbox_columns, ALTER TABLE SET / UNSET TBLPROPERTIES, SHOW
+    /// add_bbox_columns / maintain, ALTER TABLE SET / UNSET TBLPROPERTIES, SHOW
     /// CREATE TABLE, SHOW TBLPROPERTIES and DESCRIBE by geoberg.
     Sql(SqlArgs),
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain

@@ -135,6 +135,7 @@ mod handle;
 mod insert;
 mod join_bounds;
 mod join_bounds_rule;
+mod maintain;
 mod merge_star;
 mod options;
 mod output;

@@ -183,6 +183,9 @@ pub(crate) fn run(
         Statement::RewriteManifests(request) => {
             crate::rewrite_manifests::run(catalog, catalog_name, request, notices)
         }
+        Statement::Maintain(request) => {
+            crate::maintain::run(catalog, catalog_name, request, notices)
+        }
         Statement::UpgradeGeometry(request) => {
             crate::upgrade_geometry::run(catalog, catalog_name, request, notices)
         }

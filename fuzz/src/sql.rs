@@ -89,6 +89,7 @@ fn check_statement(statement: &Statement) {
             r.filter.iter().for_each(check_predicate);
         }
         Statement::RemoveOrphanFiles(_)
+        | Statement::Maintain(_)
         | Statement::RewriteManifests(_)
         | Statement::UpgradeGeometry(_)
         | Statement::AlterSchema(_)

@@ -123,7 +123,8 @@ pub use geoberg_crs::{Crs, EdgeAlgorithm};
 pub use hilbert_index::HilbertIndex;
 pub use maintenance::{
     EXPIRE_SNAPSHOTS_DEFAULT_AGE, EXPIRE_SNAPSHOTS_DEFAULT_RETAIN_LAST, ExpireSnapshotsRequest,
-    OlderThan, REMOVE_ORPHAN_FILES_DEFAULT_AGE, RemoveOrphanFilesRequest, TIMESTAMP_FORMAT,
+    MaintainRequest, OlderThan, REMOVE_ORPHAN_FILES_DEFAULT_AGE, RemoveOrphanFilesRequest,
+    TIMESTAMP_FORMAT,
 };
 pub use name::TableName;
 pub use predicate::{CompareOp, Literal, Predicate};

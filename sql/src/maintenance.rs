@@ -1,6 +1,7 @@
 //! `CALL ... expire_snapshots(...)` and `CALL ... remove_orphan_files(...)`: Iceberg's
 //! maintenance procedures, with Iceberg's argument names. An argument left out stays `None`;
-//! the executor applies Iceberg's default (see each field).
+//! the executor applies Iceberg's default (see each field). And geoberg's
+//! `CALL ... maintain(table => ...)`, which runs the maintenance that is due.
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -155,6 +156,28 @@ impl fmt::Display for RemoveOrphanFilesRequest {
 }
 
 /// The request of `CALL ... expire_snapshots(...)`, from its bound arguments.
+/// `CALL <catalog>.system.maintain(table => 'db.t')`: the maintenance that is due (incremental
+/// clustering past the table's thresholds, `rewrite_manifests`, expiry per its retention).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaintainRequest {
+    /// The table, with the procedure's catalog in front when the argument had none.
+    pub table: TableName,
+}
+
+impl fmt::Display for MaintainRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_call_head(f, "maintain", &self.table)?;
+        f.write_str(")")
+    }
+}
+
+/// The request of `CALL ... maintain(...)`, from its bound arguments.
+pub(crate) fn maintain_from_call(args: &CallArgs<'_>) -> Result<MaintainRequest, SqlError> {
+    Ok(MaintainRequest {
+        table: args.table()?,
+    })
+}
+
 pub(crate) fn expire_snapshots_from_call(
     args: &CallArgs<'_>,
 ) -> Result<ExpireSnapshotsRequest, SqlError> {

@@ -13,7 +13,7 @@ use crate::predicate::{Literal, function_name, literal};
 
 /// The procedures geoberg runs, named in every "no such procedure" message.
 pub const SUPPORTED_PROCEDURES: &str = "rewrite_data_files, expire_snapshots, remove_orphan_files, rewrite_manifests, \
-     upgrade_geometry, add_bbox_columns";
+     upgrade_geometry, add_bbox_columns, maintain";
 
 /// One procedure's parameters in Iceberg's positional order, and those geoberg reads.
 struct Procedure {
@@ -24,7 +24,7 @@ struct Procedure {
     supported: usize,
 }
 
-const PROCEDURES: [Procedure; 6] = [
+const PROCEDURES: [Procedure; 7] = [
     Procedure {
         name: "rewrite_data_files",
         parameters: &["table", "strategy", "sort_order", "options", "where"],
@@ -75,6 +75,12 @@ const PROCEDURES: [Procedure; 6] = [
         name: "add_bbox_columns",
         parameters: &["table", "column", "names", "where", "window", "backfill"],
         supported: 6,
+    },
+    // geoberg's own (the maintenance that is due: clustering, manifests, expiry).
+    Procedure {
+        name: "maintain",
+        parameters: &["table"],
+        supported: 1,
     },
 ];
 

@@ -10,7 +10,9 @@ use crate::alter_table::{TableChange, parse_alter_table};
 use crate::create_table::{NewTable, parse_create_table};
 use crate::error::SqlError;
 use crate::front::Front;
-use crate::maintenance::{expire_snapshots_from_call, remove_orphan_files_from_call};
+use crate::maintenance::{
+    expire_snapshots_from_call, maintain_from_call, remove_orphan_files_from_call,
+};
 use crate::procedure::bind_call;
 use crate::rewrite::{parse_create_spatial_index, rewrite_from_call};
 use crate::rewrite_manifests::rewrite_manifests_from_call;
@@ -119,6 +121,7 @@ fn call(front: &mut Front<'_>) -> Result<Statement, SqlError> {
         "rewrite_manifests" => rewrite_manifests_from_call(&args).map(Statement::RewriteManifests),
         "upgrade_geometry" => upgrade_geometry_from_call(&args).map(Statement::UpgradeGeometry),
         "add_bbox_columns" => add_bbox_columns_from_call(&args).map(Statement::AddBBoxColumns),
+        "maintain" => maintain_from_call(&args).map(Statement::Maintain),
         _ => remove_orphan_files_from_call(&args).map(Statement::RemoveOrphanFiles),
     }
 }

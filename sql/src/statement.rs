@@ -7,7 +7,7 @@ use crate::alter_schema::AlterSchemaRequest;
 use crate::alter_table::write_keys;
 use crate::create_table::CreateTableRequest;
 use crate::create_table_as_select::CreateTableAsSelectRequest;
-use crate::maintenance::{ExpireSnapshotsRequest, RemoveOrphanFilesRequest};
+use crate::maintenance::{ExpireSnapshotsRequest, MaintainRequest, RemoveOrphanFilesRequest};
 use crate::name::{TableName, quote_string};
 use crate::properties::write_properties;
 use crate::rewrite::RewriteRequest;
@@ -84,6 +84,8 @@ pub enum Statement {
     UpgradeGeometry(UpgradeGeometryRequest),
     /// `CALL <catalog>.system.add_bbox_columns(...)`.
     AddBBoxColumns(AddBBoxColumnsRequest),
+    /// `CALL <catalog>.system.maintain(...)`.
+    Maintain(MaintainRequest),
 }
 
 impl Statement {
@@ -142,6 +144,7 @@ impl fmt::Display for Statement {
                 Ok(())
             }
             Statement::ExpireSnapshots(r) => write!(f, "{r}"),
+            Statement::Maintain(r) => write!(f, "{r}"),
             Statement::RemoveOrphanFiles(r) => write!(f, "{r}"),
             Statement::RewriteManifests(r) => write!(f, "{r}"),
             Statement::UpgradeGeometry(r) => write!(f, "{r}"),

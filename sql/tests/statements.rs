@@ -69,6 +69,8 @@ fn valid_statements_round_trip() {
         "CALL c.system.remove_orphan_files(table => 'db.t', older_than => TIMESTAMP '2025-06-30T12:34:56.789', dry_run => true)",
         "CALL c.system.remove_orphan_files('db.t', TIMESTAMP '2026-01-01')",
         "CALL c.system.remove_orphan_files(dry_run => FALSE, table => 'c2.db.t')",
+        "CALL c.system.maintain(table => 'db.t')",
+        "CALL system.maintain('db.t')",
     ];
     for sql in statements {
         let parsed = parse(sql).unwrap_or_else(|e| panic!("{sql}\n  -> {e}"));

@@ -520,6 +520,67 @@ fn rewrite_manifests_procedure_keeps_the_rows_and_reports_iceberg_columns() {
     assert!(err.contains("true or false"), "{err}");
 }
 
+/// `CALL ... maintain`: healthy by the table's thresholds it rewrites nothing; past them it runs
+/// an incremental clustering that keeps every row, and says why in its notice.
+#[test]
+fn maintain_procedure_clusters_when_due_and_keeps_the_rows() {
+    use arrow::array::UInt64Array;
+
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.mt (id bigint, geom geometry(4326))")
+        .unwrap();
+    for id in 1..=8 {
+        s.sql(&format!(
+            "INSERT INTO db.mt VALUES ({id}, ST_SetSRID(ST_Point({id}, {id}), 4326)), \
+             ({}, ST_SetSRID(ST_Point(-{id}, -{id}), 4326))",
+            id + 100
+        ))
+        .unwrap();
+    }
+    s.sql("CREATE SPATIAL INDEX FOR db.mt USING hilbert(geom, 16)")
+        .unwrap();
+    s.sql("INSERT INTO db.mt VALUES (9, ST_SetSRID(ST_Point(9, 9), 4326))")
+        .unwrap();
+    let count = |out: &[arrow_array::RecordBatch], name: &str| {
+        out[0]
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap()
+            .value(0)
+    };
+    s.sql(
+        "ALTER TABLE db.mt SET TBLPROPERTIES ('geoberg.maintain.max-overlap-depth' = '100', \
+         'geoberg.maintain.max-new-files' = '100')",
+    )
+    .unwrap();
+    let out = s
+        .sql("CALL geoberg.system.maintain(table => 'db.mt')")
+        .unwrap();
+    assert_eq!(count(&out, "rewritten_data_files_count"), 0);
+    s.sql("ALTER TABLE db.mt SET TBLPROPERTIES ('geoberg.maintain.max-new-files' = '0')")
+        .unwrap();
+    let out = s.execute("CALL geoberg.system.maintain('db.mt')").unwrap();
+    assert!(count(&out[0].batches, "rewritten_data_files_count") > 0);
+    assert!(
+        out[0].notices.iter().any(|n| n.contains("new files")),
+        "{:?}",
+        out[0].notices
+    );
+    let all: Vec<i64> = (1..=9).chain(101..=108).collect();
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.mt ORDER BY id").unwrap()),
+        all
+    );
+    let err = s
+        .sql("CALL geoberg.system.maintain(table => 'db.mt', dry_run => true)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dry_run"), "{err}");
+}
+
 /// `CALL ... upgrade_geometry` through the engine (seed 004): a format-version 2 table with WKB
 /// in a no-CRS column, written with the table crate, copied to a v3 `geometry(4326)` table the
 /// engine then filters spatially; a value in another SRID refuses the copy with the fix.
