@@ -175,10 +175,7 @@ pub use ops::bbox_columns::{
     AddBBoxColumnsReport, BBoxBackfill, BackfillReport, DEFAULT_BACKFILL_GROUP_BYTES,
 };
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
-pub use ops::maintain::{
-    MAINTAIN_MAX_NEW_FILES_PROPERTY, MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY,
-    MAX_SNAPSHOT_AGE_PROPERTY, MIN_SNAPSHOTS_TO_KEEP_PROPERTY, MaintainReport,
-};
+pub use ops::maintain::MaintainReport;
 pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,

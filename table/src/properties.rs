@@ -34,6 +34,15 @@ pub const CLUSTER_ON_WRITE_PROPERTY: &str = "geoberg.write.cluster-on-write";
 /// `geoberg.write.cluster-on-write.min-file-rows` (default 1000): neighbouring key ranges are
 /// merged into one appended file until it holds at least this many rows.
 pub const CLUSTER_MIN_FILE_ROWS_PROPERTY: &str = "geoberg.write.cluster-on-write.min-file-rows";
+/// `geoberg.maintain.max-overlap-depth` (default 2.0): `maintain` clusters past this depth.
+pub const MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY: &str = "geoberg.maintain.max-overlap-depth";
+/// `geoberg.maintain.max-new-files` (default 64): `maintain` clusters past this many files that
+/// arrived since the last clustering.
+pub const MAINTAIN_MAX_NEW_FILES_PROPERTY: &str = "geoberg.maintain.max-new-files";
+/// Iceberg's `history.expire.max-snapshot-age-ms` (default 5 days).
+pub const MAX_SNAPSHOT_AGE_PROPERTY: &str = "history.expire.max-snapshot-age-ms";
+/// Iceberg's `history.expire.min-snapshots-to-keep` (default 1).
+pub const MIN_SNAPSHOTS_TO_KEEP_PROPERTY: &str = "history.expire.min-snapshots-to-keep";
 /// Default of [`CLUSTER_MIN_FILE_ROWS_PROPERTY`].
 pub const DEFAULT_CLUSTER_MIN_FILE_ROWS: usize = 1000;
 /// Table property listing, by field id, the binary columns that hold no-CRS (legacy) geometry.
@@ -176,6 +185,21 @@ pub struct TableProperties {
     pub cluster_on_write: bool,
     /// `geoberg.write.cluster-on-write.min-file-rows`.
     pub cluster_min_file_rows: usize,
+    /// `geoberg.maintain.*` and Iceberg's `history.expire.*`: when `maintain` acts.
+    pub maintain: MaintainThresholds,
+}
+
+/// The thresholds of [`crate::Table::maintain`], from the table's properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaintainThresholds {
+    /// `geoberg.maintain.max-overlap-depth` (default 2.0).
+    pub max_overlap_depth: f64,
+    /// `geoberg.maintain.max-new-files` (default 64).
+    pub max_new_files: usize,
+    /// `history.expire.max-snapshot-age-ms` (default 5 days).
+    pub max_snapshot_age: Duration,
+    /// `history.expire.min-snapshots-to-keep` (default 1; at least 1).
+    pub min_snapshots_to_keep: usize,
 }
 
 impl TableProperties {
@@ -263,7 +287,33 @@ impl TableProperties {
             .map_or(Ok(DEFAULT_CLUSTER_MIN_FILE_ROWS), |(k, v)| {
                 parse_positive(k, v, "a positive row count")
             })?;
+        let max_overlap_depth = match get(MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY) {
+            None => 2.0,
+            Some((k, v)) => Some(parse_number::<f64>(k, v, "a non-negative number")?)
+                .filter(|n| *n >= 0.0)
+                .ok_or_else(|| Error::InvalidProperty {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                    reason: "expected a non-negative number".into(),
+                })?,
+        };
+        let maintain = MaintainThresholds {
+            max_overlap_depth,
+            max_new_files: get(MAINTAIN_MAX_NEW_FILES_PROPERTY).map_or(Ok(64), |(k, v)| {
+                parse_number(k, v, "a non-negative file count")
+            })?,
+            max_snapshot_age: millis(
+                MAX_SNAPSHOT_AGE_PROPERTY,
+                Duration::from_secs(5 * 24 * 3600),
+            )?,
+            min_snapshots_to_keep: get(MIN_SNAPSHOTS_TO_KEEP_PROPERTY)
+                .map_or(Ok(1usize), |(k, v)| {
+                    parse_number(k, v, "a non-negative snapshot count")
+                })?
+                .max(1),
+        };
         Ok(TableProperties {
+            maintain,
             cluster_on_write,
             cluster_min_file_rows,
             sort_order,

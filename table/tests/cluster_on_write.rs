@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{Array, BinaryArray, RecordBatch};
-use common::{points_batch, points_table, sqlite_catalog, uniform};
+use common::{count_inside, live_file_paths, points_batch, points_table, sqlite_catalog, uniform};
 use geoberg_hilbert::{Bounds, HilbertCurve};
 use geoberg_table::{
     BBox, CLUSTER_MIN_FILE_ROWS_PROPERTY, CLUSTER_ON_WRITE_PROPERTY, CLUSTERED_LAYOUT_BLOB,
@@ -53,23 +53,6 @@ fn points_of(table: &Table, path: &str) -> Vec<Option<(f64, f64)>> {
         .collect()
 }
 
-fn data_files(table: &Table) -> BTreeSet<String> {
-    table
-        .data_files()
-        .unwrap()
-        .iter()
-        .map(|f| f.file_path().to_string())
-        .collect()
-}
-
-/// Rows of the `points` inside `w` (borders included): the brute-force oracle.
-fn inside(points: &[(f64, f64)], w: BBox) -> usize {
-    points
-        .iter()
-        .filter(|(x, y)| w.min_x <= *x && *x <= w.max_x && w.min_y <= *y && *y <= w.max_y)
-        .count()
-}
-
 #[test]
 fn appends_to_a_clustered_table_are_cut_at_its_key_ranges() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,7 +78,7 @@ fn appends_to_a_clustered_table_are_cut_at_its_key_ranges() {
     let [part] = &layout.partitions[..] else {
         panic!("one partition: {layout:?}");
     };
-    let clustered = data_files(&table);
+    let clustered = live_file_paths(&table);
     let recorded: BTreeSet<String> = part.files.iter().map(|f| f.path.clone()).collect();
     assert_eq!(recorded, clustered, "every clustered file is in the layout");
     for pair in part.files.windows(2) {
@@ -108,7 +91,10 @@ fn appends_to_a_clustered_table_are_cut_at_its_key_ranges() {
         .unwrap();
     let appended = points_batch(100_000..104_000, uniform(99));
     let (table, _) = table.append(&[appended]).unwrap();
-    let new: Vec<String> = data_files(&table).difference(&clustered).cloned().collect();
+    let new: Vec<String> = live_file_paths(&table)
+        .difference(&clustered)
+        .cloned()
+        .collect();
     assert!(new.len() > 1, "the append was cut: {new:?}");
 
     // Oracle: keys computed here from the points, on the curve the layout names.
@@ -134,7 +120,7 @@ fn appends_to_a_clustered_table_are_cut_at_its_key_ranges() {
     let mut points: Vec<(f64, f64)> = (0..16_000).map(uniform(7)).collect();
     points.extend((100_000..104_000).map(uniform(99)));
     let explain = table.scan().with_window("geom", window).explain().unwrap();
-    assert_eq!(explain.rows_returned, inside(&points, window));
+    assert_eq!(explain.rows_returned, count_inside(&points, window));
     assert!(
         explain.files_read <= 4,
         "a 1% window reads about one clustered and one appended file: {explain}"
@@ -145,13 +131,16 @@ fn appends_to_a_clustered_table_are_cut_at_its_key_ranges() {
 fn small_groups_merge_and_the_property_turns_it_off() {
     let dir = tempfile::tempdir().unwrap();
     let table = clustered_table(dir.path(), "pts");
-    let clustered = data_files(&table);
+    let clustered = live_file_paths(&table);
 
     // 4 000 rows over 16 ranges at the default 1 000 rows per file: neighbouring ranges merge.
     let (table, _) = table
         .append(&[points_batch(100_000..104_000, uniform(5))])
         .unwrap();
-    let new: BTreeSet<String> = data_files(&table).difference(&clustered).cloned().collect();
+    let new: BTreeSet<String> = live_file_paths(&table)
+        .difference(&clustered)
+        .cloned()
+        .collect();
     assert!((2..=4).contains(&new.len()), "{new:?}");
     for path in &new {
         let rows = table.scan().files([path]).explain().unwrap().rows_returned;
@@ -162,11 +151,11 @@ fn small_groups_merge_and_the_property_turns_it_off() {
     let table = table
         .set_properties([(CLUSTER_ON_WRITE_PROPERTY, "false")])
         .unwrap();
-    let before = data_files(&table);
+    let before = live_file_paths(&table);
     let (table, _) = table
         .append(&[points_batch(200_000..204_000, uniform(6))])
         .unwrap();
-    assert_eq!(data_files(&table).len(), before.len() + 1);
+    assert_eq!(live_file_paths(&table).len(), before.len() + 1);
 
     let bad = table.set_properties([(CLUSTER_ON_WRITE_PROPERTY, "sometimes")]);
     let e = bad.unwrap_err().to_string();
@@ -180,7 +169,7 @@ fn small_groups_merge_and_the_property_turns_it_off() {
 fn rows_without_a_location_go_apart_and_a_binpack_ends_the_layout() {
     let dir = tempfile::tempdir().unwrap();
     let table = clustered_table(dir.path(), "pts");
-    let clustered = data_files(&table);
+    let clustered = live_file_paths(&table);
     let table = table
         .set_properties([(CLUSTER_MIN_FILE_ROWS_PROPERTY, "1")])
         .unwrap();
@@ -199,7 +188,10 @@ fn rows_without_a_location_go_apart_and_a_binpack_ends_the_layout() {
     columns[2] = Arc::new(with_nulls);
     let batch = RecordBatch::try_new(batch.schema(), columns).unwrap();
     let (table, _) = table.append(&[batch]).unwrap();
-    let new: Vec<String> = data_files(&table).difference(&clustered).cloned().collect();
+    let new: Vec<String> = live_file_paths(&table)
+        .difference(&clustered)
+        .cloned()
+        .collect();
     let null_files: Vec<&String> = new
         .iter()
         .filter(|p| points_of(&table, p).iter().all(Option::is_none))
@@ -215,11 +207,11 @@ fn rows_without_a_location_go_apart_and_a_binpack_ends_the_layout() {
     // A bin-pack replaces the clustered files without recording ranges: appends stop cutting.
     let (table, _) = table.rewrite().binpack().execute().unwrap();
     assert!(ClusteredLayout::current(&table).unwrap().is_none());
-    let before = data_files(&table).len();
+    let before = live_file_paths(&table).len();
     let (table, _) = table
         .append(&[points_batch(300_000..302_000, uniform(4))])
         .unwrap();
-    assert_eq!(data_files(&table).len(), before + 1);
+    assert_eq!(live_file_paths(&table).len(), before + 1);
 
     // Clustering again records a new layout, which the next append follows.
     let (table, _) = table.rewrite().hilbert("geom", 16).execute().unwrap();

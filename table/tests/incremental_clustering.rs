@@ -7,7 +7,9 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{points_batch, points_table, rows, sqlite_catalog, uniform};
+use common::{
+    count_inside, live_file_paths, points_batch, points_table, rows, sqlite_catalog, uniform,
+};
 use geoberg_table::{BBox, CLUSTER_MIN_FILE_ROWS_PROPERTY, ClusteredLayout, Table};
 use proptest::prelude::*;
 
@@ -38,15 +40,6 @@ fn incremental(table: &Table) -> (Table, geoberg_table::RewriteReport) {
         .unwrap()
 }
 
-fn data_files(table: &Table) -> BTreeSet<String> {
-    table
-        .data_files()
-        .unwrap()
-        .iter()
-        .map(|f| f.file_path().to_string())
-        .collect()
-}
-
 /// Points in lon [0, 40) x lat [0, 20): new rows that grow only a few ranges.
 fn in_one_region(seed: u64) -> impl Fn(i64) -> (f64, f64) {
     let u = uniform(seed);
@@ -56,20 +49,13 @@ fn in_one_region(seed: u64) -> impl Fn(i64) -> (f64, f64) {
     }
 }
 
-fn inside(points: &[(f64, f64)], w: BBox) -> usize {
-    points
-        .iter()
-        .filter(|(x, y)| w.min_x <= *x && *x <= w.max_x && w.min_y <= *y && *y <= w.max_y)
-        .count()
-}
-
 #[test]
 fn only_the_ranges_new_rows_grew_are_rewritten() {
     let dir = tempfile::tempdir().unwrap();
     let table = clustered_table(dir.path(), 16_000, 16);
     let layout = ClusteredLayout::current(&table).unwrap().unwrap();
     let firsts: Vec<u64> = layout.partitions[0].files.iter().map(|f| f.first).collect();
-    let clustered = data_files(&table);
+    let clustered = live_file_paths(&table);
     let clustered_bytes: u64 = table
         .data_files()
         .unwrap()
@@ -84,7 +70,7 @@ fn only_the_ranges_new_rows_grew_are_rewritten() {
     let (table, report) = incremental(&table);
     assert_eq!(rows(&table), before, "the multiset of rows is unchanged");
 
-    let after = data_files(&table);
+    let after = live_file_paths(&table);
     let kept = clustered.intersection(&after).count();
     assert!(
         kept >= clustered.len() / 2,
@@ -116,7 +102,7 @@ fn only_the_ranges_new_rows_grew_are_rewritten() {
     // Nothing new: nothing to do.
     let (table2, report) = incremental(&table);
     assert_eq!(report.rewritten_data_files_count, 0, "{report}");
-    assert_eq!(data_files(&table2), after);
+    assert_eq!(live_file_paths(&table2), after);
 }
 
 #[test]
@@ -192,7 +178,7 @@ proptest! {
             for &(x, y, size) in &windows {
                 let w = BBox::new(x, y, x + size, y + size / 2.0);
                 let found = table.scan().with_window("geom", w).explain().unwrap().rows_returned;
-                prop_assert_eq!(found, inside(&points, w), "window {:?}", w);
+                prop_assert_eq!(found, count_inside(&points, w), "window {:?}", w);
             }
         }
     }

@@ -12,31 +12,17 @@
 //!    (`history.expire.max-snapshot-age-ms`, `history.expire.min-snapshots-to-keep`).
 
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use geoberg_crs::Extent;
 
 use crate::clustered_layout::ClusteredLayout;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::manifest_bloat::MANIFEST_COUNT_WARNING_THRESHOLD;
 use crate::ops::maintenance::ExpireReport;
 use crate::ops::rewrite::RewriteReport;
 use crate::ops::rewrite_manifests::RewriteManifestsReport;
 use crate::table::Table;
-
-/// `geoberg.maintain.max-overlap-depth` (default 2.0): clustering is due past this depth.
-pub const MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY: &str = "geoberg.maintain.max-overlap-depth";
-/// `geoberg.maintain.max-new-files` (default 64): clustering is due past this many files that
-/// arrived since the last clustering.
-pub const MAINTAIN_MAX_NEW_FILES_PROPERTY: &str = "geoberg.maintain.max-new-files";
-/// Iceberg's `history.expire.max-snapshot-age-ms` (default 5 days).
-pub const MAX_SNAPSHOT_AGE_PROPERTY: &str = "history.expire.max-snapshot-age-ms";
-/// Iceberg's `history.expire.min-snapshots-to-keep` (default 1).
-pub const MIN_SNAPSHOTS_TO_KEEP_PROPERTY: &str = "history.expire.min-snapshots-to-keep";
-
-const DEFAULT_MAX_OVERLAP_DEPTH: f64 = 2.0;
-const DEFAULT_MAX_NEW_FILES: usize = 64;
-const DEFAULT_MAX_SNAPSHOT_AGE: Duration = Duration::from_secs(5 * 24 * 3600);
 
 /// What [`Table::maintain`] found and did.
 #[derive(Debug, Clone)]
@@ -69,38 +55,12 @@ impl Table {
     /// # Ok(()) }
     /// ```
     pub fn maintain(&self) -> Result<(Table, MaintainReport)> {
-        let properties = self.metadata().properties();
-        let number = |key: &str, default: f64| -> Result<f64> {
-            match properties.get(key) {
-                None => Ok(default),
-                Some(v) => v
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|n| *n >= 0.0)
-                    .ok_or_else(|| Error::InvalidProperty {
-                        key: key.to_string(),
-                        value: v.clone(),
-                        reason: "expected a non-negative number".into(),
-                    }),
-            }
-        };
-        let max_depth = number(
-            MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY,
-            DEFAULT_MAX_OVERLAP_DEPTH,
-        )?;
-        let max_new = number(
-            MAINTAIN_MAX_NEW_FILES_PROPERTY,
-            DEFAULT_MAX_NEW_FILES as f64,
-        )?;
-        let max_age = number(
-            MAX_SNAPSHOT_AGE_PROPERTY,
-            DEFAULT_MAX_SNAPSHOT_AGE.as_millis() as f64,
-        )?;
-        let keep = number(MIN_SNAPSHOTS_TO_KEEP_PROPERTY, 1.0)?.max(1.0) as usize;
+        let properties = self.properties()?;
+        let thresholds = properties.maintain;
+        let (max_depth, max_new) = (thresholds.max_overlap_depth, thresholds.max_new_files);
 
         let mut table = self.clone();
-        let index = table.properties()?.spatial_indexes.into_iter().next();
+        let index = properties.spatial_indexes.into_iter().next();
         let (mut overlap_depth, mut new_files, mut clustering) = (None, 0, None);
         let clustering_reason = match &index {
             None => "no spatial index: run CREATE SPATIAL INDEX to cluster the table".to_string(),
@@ -127,7 +87,7 @@ impl Table {
                 (overlap_depth, new_files) = (Some(depth), new);
                 let due = if depth > max_depth {
                     Some(format!("overlap depth {depth:.2} > {max_depth}"))
-                } else if new as f64 > max_new {
+                } else if new > max_new {
                     Some(format!("{new} new files > {max_new}"))
                 } else {
                     None
@@ -160,8 +120,8 @@ impl Table {
             manifest_rewrite = Some(report);
         }
 
-        let horizon = SystemTime::now() - Duration::from_millis(max_age as u64);
-        let (table, expiry) = table.expire_snapshots(horizon, keep)?;
+        let horizon = SystemTime::now() - thresholds.max_snapshot_age;
+        let (table, expiry) = table.expire_snapshots(horizon, thresholds.min_snapshots_to_keep)?;
         Ok((
             table,
             MaintainReport {

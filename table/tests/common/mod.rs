@@ -220,3 +220,21 @@ pub fn live_paths(table: &Table) -> BTreeSet<String> {
         .map(|f| f.file_path().rsplit('/').next().unwrap().to_string())
         .collect()
 }
+
+/// Full paths of the live data files.
+pub fn live_file_paths(table: &Table) -> BTreeSet<String> {
+    table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| f.file_path().to_string())
+        .collect()
+}
+
+/// Points inside `w`, borders included: the brute-force window oracle.
+pub fn count_inside(points: &[(f64, f64)], w: geoberg_table::BBox) -> usize {
+    points
+        .iter()
+        .filter(|(x, y)| w.min_x <= *x && *x <= w.max_x && w.min_y <= *y && *y <= w.max_y)
+        .count()
+}
