@@ -48,6 +48,16 @@ pub struct GlobalArgs {
     /// Machine-readable JSON on stdout; progress bars are hidden.
     #[arg(long, global = true)]
     pub json: bool,
+    /// A geoberg cluster's scheduler, df://host:port: `sql` runs its queries there (writes and
+    /// table operations still run in this process); `cluster executor` registers with it
+    /// [default for the executor: 127.0.0.1:50050].
+    #[arg(
+        long,
+        global = true,
+        value_name = "df://HOST:PORT",
+        env = "GEOBERG_SCHEDULER"
+    )]
+    pub scheduler: Option<String>,
 }
 
 /// The subcommands.
@@ -87,6 +97,45 @@ pub enum Command {
     /// before the geometry with their metrics set, then backfill the files written before.
     #[command(subcommand)]
     BboxColumns(BBoxColumnsCommand),
+    /// Run a geoberg cluster on Ballista: a scheduler that plans queries against the catalog,
+    /// and executors that run their tasks reading the warehouse (use an object-store warehouse
+    /// and a PostgreSQL catalog to span machines).
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
+}
+
+/// `geoberg cluster scheduler|executor`.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Serve a scheduler until Ctrl-C: clients (`geoberg --scheduler df://HOST:PORT sql`)
+    /// send it queries; it plans them against the catalog and hands tasks to executors.
+    Scheduler(SchedulerArgs),
+    /// Serve an executor until Ctrl-C: it registers with the scheduler (--scheduler), runs
+    /// tasks and reads the warehouse's files (credentials from the environment, as for every
+    /// command).
+    Executor(ExecutorArgs),
+}
+
+/// `geoberg cluster scheduler`.
+#[derive(Debug, Args)]
+pub struct SchedulerArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:50050", value_name = "HOST:PORT")]
+    pub bind: std::net::SocketAddr,
+}
+
+/// `geoberg cluster executor`.
+#[derive(Debug, Args)]
+pub struct ExecutorArgs {
+    /// Address to serve shuffle data on (Arrow Flight); its gRPC service takes the next port.
+    #[arg(long, default_value = "127.0.0.1:50051", value_name = "HOST:PORT")]
+    pub bind: std::net::SocketAddr,
+    /// Tasks run at once [default: one per core].
+    #[arg(long, default_value_t = 0)]
+    pub concurrent_tasks: usize,
+    /// Folder for shuffle files [default: a new folder under the system's temporary folder].
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 /// `geoberg bbox-columns add|backfill`.

@@ -38,18 +38,7 @@ pub struct Context {
 impl Context {
     /// Opens the catalog named by the global options.
     pub fn open(args: &GlobalArgs, access: Access) -> Result<Context> {
-        let local_warehouse = if args.warehouse.contains("://") {
-            args.warehouse
-                .strip_prefix("file://")
-                .map(|p| absolute(Path::new(p)))
-                .transpose()?
-        } else {
-            Some(absolute(Path::new(&args.warehouse))?)
-        };
-        let warehouse = match &local_warehouse {
-            Some(dir) => format!("file://{}", dir.display()),
-            None => args.warehouse.clone(),
-        };
+        let (warehouse, local_warehouse) = warehouse(args)?;
         let uri = match (&args.catalog_uri, &args.catalog_db, &local_warehouse) {
             (Some(uri), _, _) => uri.clone(),
             (None, Some(db), _) => format!("sqlite://{}", absolute(db)?.display()),
@@ -122,6 +111,24 @@ impl Context {
         let ident = self.ident(qualified)?;
         Ok(Table::load(self.dyn_catalog(), &ident)?)
     }
+}
+
+/// The warehouse location as a URI (`file:///abs/dir` for a folder), and the folder when it is
+/// on local disk.
+pub fn warehouse(args: &GlobalArgs) -> Result<(String, Option<PathBuf>)> {
+    let local = if args.warehouse.contains("://") {
+        args.warehouse
+            .strip_prefix("file://")
+            .map(|p| absolute(Path::new(p)))
+            .transpose()?
+    } else {
+        Some(absolute(Path::new(&args.warehouse))?)
+    };
+    let uri = match &local {
+        Some(dir) => format!("file://{}", dir.display()),
+        None => args.warehouse.clone(),
+    };
+    Ok((uri, local))
 }
 
 /// The geometry column a command works on: the named one, else the table's first.

@@ -15,6 +15,9 @@ pub enum CliError {
     /// as [`CliError::Table`]).
     #[error(transparent)]
     Engine(geoberg_datafusion::Error),
+    /// A cluster's scheduler or executor could not start, or was not reachable.
+    #[error(transparent)]
+    Cluster(geoberg_distributed::Error),
     /// Planning a spatial filter failed, or the pruning assertion did not hold.
     #[error(transparent)]
     Pruning(#[from] geoberg_pruning::PruneError),
@@ -71,6 +74,15 @@ impl From<geoberg_datafusion::Error> for CliError {
             geoberg_datafusion::Error::Table(e) => CliError::Table(e),
             geoberg_datafusion::Error::Sql(e) => CliError::Sql(e),
             other => CliError::Engine(other),
+        }
+    }
+}
+
+impl From<geoberg_distributed::Error> for CliError {
+    fn from(e: geoberg_distributed::Error) -> Self {
+        match e {
+            geoberg_distributed::Error::Engine(e) => CliError::from(e),
+            other => CliError::Cluster(other),
         }
     }
 }

@@ -12,8 +12,9 @@
 //! writes `before.svg` / `after.svg` of the data files' boxes. The same tool then works on your
 //! own data: `import` (Parquet / GeoParquet with WKB), `sql` (CREATE TABLE, CREATE SPATIAL
 //! INDEX, CALL rewrite_data_files, SHOW, DESCRIBE, EXPLAIN, SELECT count(*)), `inspect`,
-//! `audit`, `layout`, `ingest`, `maintain`, `expire-snapshots`, `remove-orphans` and
-//! `bbox-columns add|backfill`.
+//! `audit`, `layout`, `ingest`, `maintain`, `expire-snapshots`, `remove-orphans`,
+//! `bbox-columns add|backfill`, and `cluster scheduler|executor` with `--scheduler` to run
+//! queries on more than one machine.
 //!
 //! The binary lives in its own crate, not in `geoberg-table`, so that library users of
 //! `geoberg-table` do not compile clap, indicatif and the demo data generator
@@ -29,6 +30,7 @@
 mod args;
 mod audit;
 mod bbox_columns;
+mod cluster;
 mod context;
 mod demo;
 mod error;
@@ -47,7 +49,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{BBoxColumnsCommand, Cli, Command};
+use crate::args::{BBoxColumnsCommand, Cli, ClusterCommand, Command};
 use crate::error::Result;
 
 fn main() -> ExitCode {
@@ -81,5 +83,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::RemoveOrphans(a) => maintenance::remove_orphans(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Add(a)) => bbox_columns::add(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Backfill(a)) => bbox_columns::backfill(g, a),
+        Command::Cluster(ClusterCommand::Scheduler(a)) => cluster::scheduler(g, a),
+        Command::Cluster(ClusterCommand::Executor(a)) => cluster::executor(g, a),
     }
 }

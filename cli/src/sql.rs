@@ -2,7 +2,8 @@
 //! table operations by the table crate and everything else by SedonaDB on DataFusion.
 //! Results print as a table (DataFusion's pretty printer, geometry as WKT; a single text value
 //! such as `SHOW CREATE TABLE`'s DDL as it is), or with `--json` as one object per statement
-//! with its rows, notices and what each table scan read.
+//! with its rows, notices and what each table scan read. With `--scheduler`, queries run on a
+//! geoberg cluster (`geoberg_distributed`).
 
 use std::io::Read;
 
@@ -42,7 +43,12 @@ pub fn run(global: &GlobalArgs, args: &SqlArgs) -> Result<()> {
         false => Access::Existing,
     };
     let ctx = Context::open(global, access)?;
-    let session = BlockingSession::new(ctx.dyn_catalog(), &ctx.catalog_name)?;
+    let session = match &global.scheduler {
+        None => BlockingSession::new(ctx.dyn_catalog(), &ctx.catalog_name)?,
+        Some(scheduler) => BlockingSession::from_async(|| {
+            geoberg_distributed::connect(scheduler, ctx.dyn_catalog(), &ctx.catalog_name)
+        })?,
+    };
     for output in session.execute(&text)? {
         print(&ctx, &output)?;
     }

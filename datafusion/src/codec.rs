@@ -5,7 +5,9 @@
 //! boxes and counters) as JSON, the table schema and the Parquet predicate as DataFusion
 //! protobuf. The boxes are carried as numbers, not as geometry literals: DataFusion 54's
 //! protobuf drops literal field metadata (apache/datafusion#24613), so a geometry constant
-//! would arrive as plain binary.
+//! would arrive as plain binary. The scan's Parquet predicate is written with
+//! [`FieldPreservingConverter`] for the same reason, and this codec reads back every expression
+//! that converter wraps, wherever in a plan it stands.
 
 use std::sync::Arc;
 
@@ -14,13 +16,15 @@ use datafusion::common::{exec_err, internal_err};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::PhysicalExpr;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use datafusion_proto::physical_plan::from_proto::parse_physical_expr;
-use datafusion_proto::physical_plan::to_proto::serialize_physical_expr;
+use datafusion_proto::physical_plan::to_proto::serialize_physical_expr_with_converter;
 use datafusion_proto::protobuf;
 use prost::Message;
 
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
+use crate::typed_exprs::{FieldPreservingConverter, is_typed_expr, restore_field};
 
 /// First bytes of an encoded scan node (version 1 of the layout).
 const MAGIC: &[u8; 8] = b"GBSCAN01";
@@ -80,7 +84,8 @@ impl PhysicalExtensionCodec for GeobergPhysicalCodec {
             .map_err(|e| DataFusionError::Execution(format!("encoding geoberg scan: {e}")))?;
         let schema = protobuf::Schema::try_from(scan.table_schema().as_ref())?.encode_to_vec();
         let predicate = match scan.predicate() {
-            Some(p) => serialize_physical_expr(p, self)?.encode_to_vec(),
+            Some(p) => serialize_physical_expr_with_converter(p, self, &FieldPreservingConverter)?
+                .encode_to_vec(),
             None => Vec::new(),
         };
         buf.extend_from_slice(MAGIC);
@@ -92,6 +97,18 @@ impl PhysicalExtensionCodec for GeobergPhysicalCodec {
             buf.extend_from_slice(part);
         }
         Ok(())
+    }
+
+    /// Reads back the expressions [`FieldPreservingConverter`] wrapped (their field metadata).
+    fn try_decode_expr(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn PhysicalExpr>],
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        if !is_typed_expr(buf) {
+            return exec_err!("GeobergPhysicalCodec cannot decode this expression");
+        }
+        restore_field(buf, inputs)
     }
 }
 

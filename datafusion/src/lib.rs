@@ -156,6 +156,7 @@ mod statement_support;
 mod statements;
 mod store;
 mod type_planner;
+mod typed_exprs;
 mod upgrade_geometry;
 mod values_type;
 
@@ -173,7 +174,10 @@ pub use provider::GeobergTableProvider;
 pub use route::{Route, route, split_statements};
 pub use scan_exec::{GeobergScanExec, ScanSpec};
 pub use scan_plan::{FileSlice, PruningSummary, RowGroupSelection};
-pub use session::{BlockingSession, ScanReport, Session, StatementOutput, sedona_context};
+pub use session::{
+    BlockingSession, ScanReport, Session, StatementOutput, engine_context, sedona_context,
+};
 pub use spatial_pruning::SpatialPruning;
 pub use type_planner::GeobergTypePlanner;
+pub use typed_exprs::FieldPreservingConverter;
 pub use values_type::ValuesGeometryType;

@@ -13,7 +13,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
-use geoberg_table::Table;
+use geoberg_table::{Table, TableIdent};
 
 use crate::deleted_rows::DeletedRows;
 use crate::error::table_error;
@@ -50,6 +50,11 @@ impl GeobergTableProvider {
             columns: TableColumns::of(&table),
             handle,
         })
+    }
+
+    /// The table's name in its catalog.
+    pub fn ident(&self) -> &TableIdent {
+        self.handle.ident()
     }
 
     /// The table's current version.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::FunctionRegistry;
-use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
@@ -42,6 +42,26 @@ pub async fn sedona_context(
     catalog: Arc<dyn Catalog>,
     catalog_name: &str,
 ) -> Result<(SedonaContext, GeobergCatalogProvider)> {
+    let context = engine_context().await?;
+    let provider = GeobergCatalogProvider::new(catalog);
+    context
+        .ctx
+        .register_catalog(catalog_name, Arc::new(provider.clone()));
+    context
+        .ctx
+        .state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .catalog
+        .default_catalog = catalog_name.to_string();
+    Ok((context, provider))
+}
+
+/// [`sedona_context`] without a catalog: SedonaDB's functions with geoberg's kernels, types,
+/// rules and options, for a process that executes plans other processes planned (a remote
+/// executor).
+pub async fn engine_context() -> Result<SedonaContext> {
     let context = SedonaContext::new_local_interactive().await?;
     for (name, relation, rectangle_arg) in RECTANGLE_FUNCTIONS {
         let Some(existing) = context.scalar_udf(name)? else {
@@ -84,19 +104,7 @@ pub async fn sedona_context(
         state.register_function_rewrite(Arc::new(ConstantGeometryCrs::new(set_crs)))?;
         state.add_analyzer_rule(Arc::new(ValuesGeometryType));
     }
-    let provider = GeobergCatalogProvider::new(catalog);
-    context
-        .ctx
-        .register_catalog(catalog_name, Arc::new(provider.clone()));
-    context
-        .ctx
-        .state_ref()
-        .write()
-        .config_mut()
-        .options_mut()
-        .catalog
-        .default_catalog = catalog_name.to_string();
-    Ok((context, provider))
+    Ok(context)
 }
 
 /// What one statement returned.
@@ -151,7 +159,22 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// A session over `catalog`, known in SQL as `catalog_name`.
     pub async fn new(catalog: Arc<dyn Catalog>, catalog_name: &str) -> Result<Session> {
+        Session::with_state(catalog, catalog_name, Ok).await
+    }
+
+    /// A session whose engine state `customize` rebuilds after geoberg's set-up: another query
+    /// planner (a distributed one), other settings. Statements run as in [`Session::new`].
+    pub async fn with_state(
+        catalog: Arc<dyn Catalog>,
+        catalog_name: &str,
+        customize: impl FnOnce(SessionState) -> Result<SessionState>,
+    ) -> Result<Session> {
         let (context, provider) = sedona_context(catalog, catalog_name).await?;
+        {
+            let state = context.ctx.state_ref();
+            let mut state = state.write();
+            *state = customize(state.clone())?;
+        }
         Ok(Session {
             context,
             provider,
@@ -285,12 +308,22 @@ pub struct BlockingSession {
 impl BlockingSession {
     /// A session over `catalog`, known in SQL as `catalog_name`.
     pub fn new(catalog: Arc<dyn Catalog>, catalog_name: &str) -> Result<BlockingSession> {
-        ensure_blocking_allowed("new")?;
+        BlockingSession::from_async(|| Session::new(catalog, catalog_name))
+    }
+
+    /// A blocking session around the [`Session`] that `make` builds inside the session's own
+    /// runtime (a session on a cluster, say).
+    pub fn from_async<F, E>(make: impl FnOnce() -> F) -> std::result::Result<BlockingSession, E>
+    where
+        F: std::future::Future<Output = std::result::Result<Session, E>>,
+        E: From<Error>,
+    {
+        ensure_blocking_allowed("from_async")?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(Error::Runtime)?;
-        let session = runtime.block_on(Session::new(catalog, catalog_name))?;
+        let session = runtime.block_on(make())?;
         Ok(BlockingSession {
             session,
             runtime: Some(runtime),

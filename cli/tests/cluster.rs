@@ -1,0 +1,261 @@
+//! A geoberg cluster of real processes: PostgreSQL (the catalog), an S3 server (the warehouse),
+//! `geoberg cluster scheduler` and two `geoberg cluster executor`s on 127.0.0.1, each started
+//! here and stopped at the end. Every query of the suite returns, through the scheduler, the
+//! rows the same query returns on one machine (the oracle: the single-node engine, itself
+//! checked against brute force in the engine's tests).
+
+mod common;
+
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use geoberg_testkit::{PostgresServer, S3Server};
+
+/// The warehouse and catalog every process of a test shares.
+struct Remote<'a> {
+    s3: &'a S3Server,
+    warehouse: String,
+    catalog: String,
+    dir: tempfile::TempDir,
+}
+
+impl Remote<'_> {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_geoberg"));
+        command
+            .arg("--warehouse")
+            .arg(&self.warehouse)
+            .arg("--catalog-uri")
+            .arg(&self.catalog)
+            .args(args)
+            .envs(self.s3.env())
+            .current_dir(self.dir.path());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// Starts a long-running `geoberg` process, its output in `log`.
+    fn spawn(&self, args: &[&str], log: &Path) -> Child {
+        let log = std::fs::File::create(log).unwrap();
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// A scheduler and executors, killed when dropped.
+struct Cluster {
+    scheduler: String,
+    processes: Vec<Child>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for p in &mut self.processes {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+    }
+}
+
+/// A free port on 127.0.0.1 whose successor is free too (an executor serves on both).
+fn free_port_pair() -> u16 {
+    loop {
+        let first = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = first.local_addr().unwrap().port();
+        if port < u16::MAX && TcpListener::bind((Ipv4Addr::LOCALHOST, port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn wait_for_port(port: u16, what: &str, log: &Path) {
+    let start = Instant::now();
+    while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{what} did not listen on {port} within 60 s; its log:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn start_cluster(remote: &Remote<'_>, executors: usize) -> Cluster {
+    let port = free_port_pair();
+    let scheduler = format!("127.0.0.1:{port}");
+    let log = remote.dir.path().join("scheduler.log");
+    let mut cluster = Cluster {
+        scheduler: format!("df://{scheduler}"),
+        processes: vec![remote.spawn(&["cluster", "scheduler", "--bind", &scheduler], &log)],
+    };
+    wait_for_port(port, "the scheduler", &log);
+    for i in 0..executors {
+        let port = free_port_pair();
+        let bind = format!("127.0.0.1:{port}");
+        let log = remote.dir.path().join(format!("executor-{i}.log"));
+        let work = remote.dir.path().join(format!("executor-{i}"));
+        cluster.processes.push(remote.spawn(
+            &[
+                "cluster",
+                "executor",
+                "--scheduler",
+                &scheduler,
+                "--bind",
+                &bind,
+                "--concurrent-tasks",
+                "1",
+                "--work-dir",
+                work.to_str().unwrap(),
+            ],
+            &log,
+        ));
+        wait_for_port(port, "an executor", &log);
+    }
+    cluster
+}
+
+/// The rows of one `sql --json` statement, as JSON text (order as returned).
+fn rows(run: Run) -> String {
+    let j = run.ok().json();
+    j[0]["rows"].to_string()
+}
+
+#[test]
+fn queries_on_a_cluster_return_the_single_node_rows() {
+    let s3 = S3Server::shared();
+    let pg = PostgresServer::shared();
+    let remote = Remote {
+        s3,
+        warehouse: format!("s3://{}/warehouse", s3.fresh_bucket().unwrap()),
+        catalog: pg.fresh_database().unwrap(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let points = scattered_points(3_000);
+    let file = remote.dir.path().join("points.parquet");
+    write_points(&file, &points, None);
+    remote
+        .run(&[
+            "import",
+            file.to_str().unwrap(),
+            "--table",
+            "db.points",
+            "--rows-per-file",
+            "500",
+        ])
+        .ok();
+    remote
+        .run(&[
+            "sql",
+            "CREATE TABLE db.zones (zid BIGINT, zone GEOMETRY(4326)); \
+             INSERT INTO db.zones VALUES \
+             (1, ST_GeomFromText('POLYGON ((0 0, 90 0, 90 45, 0 45, 0 0))', 4326)), \
+             (2, ST_GeomFromText('POLYGON ((-120 -60, -30 -60, -30 10, -120 10, -120 -60))', 4326))",
+        ])
+        .ok();
+    let cluster = start_cluster(&remote, 2);
+
+    let suite = [
+        "SELECT count(*) AS n FROM db.points",
+        // a spatial filter with a constant (pruned by file bounds on the scheduler)
+        "SELECT count(*) AS n FROM db.points WHERE ST_Intersects(geometry, \
+         ST_GeomFromText('POLYGON ((0 0, 90 0, 90 45, 0 45, 0 0))'))",
+        // a constant without SRID outside WHERE, and a function returning geometry
+        "SELECT id, ST_AsText(ST_Buffer(geometry, 1.0)) IS NOT NULL AS buffered, \
+         ST_DWithin(geometry, ST_GeomFromText('POINT (10 10)'), 30.0) AS near \
+         FROM db.points WHERE id % 97 = 0 ORDER BY id",
+        // GROUP BY over a shuffle
+        "SELECT name, count(*) AS n, min(id) AS first FROM db.points GROUP BY name ORDER BY name",
+        // top-k
+        "SELECT id FROM db.points ORDER BY ST_X(geometry) DESC, id LIMIT 7",
+        // an equality join
+        "SELECT p.id, z.zid FROM db.points p JOIN db.zones z ON p.id % 2 + 1 = z.zid \
+         WHERE p.id < 20 ORDER BY p.id",
+        // point in polygon (runs on the coordinator, same rows)
+        "SELECT z.zid, count(*) AS n FROM db.points p JOIN db.zones z \
+         ON ST_Intersects(p.geometry, z.zone) GROUP BY z.zid ORDER BY z.zid",
+    ];
+    for sql in suite {
+        let local = rows(remote.run(&["--json", "sql", sql]));
+        let distributed =
+            rows(remote.run(&["--scheduler", &cluster.scheduler, "--json", "sql", sql]));
+        assert_eq!(local, distributed, "{sql}");
+        assert_ne!(local, "[]", "{sql}: the suite's queries all return rows");
+    }
+
+    // The plan shows the stages the scheduler made.
+    let explain = remote
+        .run(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "sql",
+            "EXPLAIN SELECT name, count(*) FROM db.points GROUP BY name",
+        ])
+        .ok();
+    assert!(
+        explain.stdout.contains("distributed_plan"),
+        "{}",
+        explain.stdout
+    );
+    assert!(
+        explain.stdout.contains("GeobergScanExec"),
+        "{}",
+        explain.stdout
+    );
+
+    // Writes run on the coordinator and are seen by the cluster's next query.
+    remote
+        .run(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "sql",
+            "INSERT INTO db.zones VALUES (3, ST_GeomFromText('POINT (1 1)', 4326))",
+        ])
+        .ok();
+    let n = remote
+        .run(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "sql",
+            "SELECT count(*) FROM db.zones",
+        ])
+        .ok();
+    assert_eq!(n.value(), "3");
+}
+
+#[test]
+fn an_unreachable_scheduler_is_named_with_the_fix() {
+    let env = Env::new();
+    env.run(&["sql", "CREATE TABLE db.t (id BIGINT, geom GEOMETRY(4326))"])
+        .ok();
+    let port = {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let scheduler = format!("df://127.0.0.1:{port}");
+    env.run(&[
+        "--scheduler",
+        &scheduler,
+        "sql",
+        "SELECT count(*) FROM db.t",
+    ])
+    .fails_with(&[
+        "cannot reach the geoberg scheduler at 127.0.0.1:",
+        "geoberg cluster scheduler --bind",
+    ]);
+    env.run(&["--scheduler", "http://127.0.0.1:1", "sql", "SELECT 1"])
+        .fails_with(&["df://host:port"]);
+}
