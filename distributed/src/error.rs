@@ -34,7 +34,7 @@ pub enum Error {
         /// The warehouse location.
         warehouse: String,
         /// Why it cannot be opened.
-        source: geoberg_table::Error,
+        source: Box<geoberg_table::Error>,
     },
     /// A Ballista component failed (binding its port, registering with the scheduler, ...).
     #[error("{component}: {message}")]

@@ -38,11 +38,11 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
         .object_store(&options.warehouse)
         .map_err(|source| Error::Warehouse {
             warehouse: options.warehouse.clone(),
-            source,
+            source: Box::new(source),
         })?;
     let (store_url, _) = split_location(&options.warehouse).map_err(|source| Error::Warehouse {
         warehouse: options.warehouse.clone(),
-        source,
+        source: Box::new(source),
     })?;
     let context = engine_context().await?;
     context.ctx.register_udf(TypedLiteral::udf());
