@@ -27,6 +27,33 @@ const BALLISTA: u8 = b'B';
 const GEOBERG: u8 = b'G';
 /// Tag of a node written with its fields kept ([`KeepFieldsExec`]).
 const KEEP_FIELDS: u8 = b'T';
+/// geoberg's version, written after the tag of every geoberg node: a process of another
+/// version refuses the node by name instead of misreading it.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Writes [`VERSION`], length-prefixed.
+fn write_version(buf: &mut Vec<u8>) {
+    buf.push(VERSION.len() as u8);
+    buf.extend_from_slice(VERSION.as_bytes());
+}
+
+/// The bytes after the version `rest` starts with, if it is this process's.
+fn check_version(rest: &[u8]) -> Result<&[u8]> {
+    let Some((&len, rest)) = rest.split_first() else {
+        return exec_err!("encoded geoberg node is truncated");
+    };
+    let Some((version, rest)) = rest.split_at_checked(len as usize) else {
+        return exec_err!("encoded geoberg node is truncated");
+    };
+    if version != VERSION.as_bytes() {
+        return exec_err!(
+            "this plan was made by geoberg {} and this process runs geoberg {VERSION}: run the \
+             same geoberg version on the scheduler and every executor",
+            String::from_utf8_lossy(version)
+        );
+    }
+    Ok(rest)
+}
 
 /// Logical plans from a client to the scheduler: a geoberg table travels as its name and is
 /// opened again from the scheduler's catalog (its current version, as a local query reads it);
@@ -155,8 +182,10 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
         ctx: &TaskContext,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         match buf.split_first() {
-            Some((&GEOBERG, rest)) => self.geoberg.try_decode(rest, inputs, ctx),
-            Some((&KEEP_FIELDS, rest)) => KeepFieldsExec::decode_node(rest, inputs, ctx, self),
+            Some((&GEOBERG, rest)) => self.geoberg.try_decode(check_version(rest)?, inputs, ctx),
+            Some((&KEEP_FIELDS, rest)) => {
+                KeepFieldsExec::decode_node(check_version(rest)?, inputs, ctx, self)
+            }
             Some((&BALLISTA, rest)) => self.ballista.try_decode(rest, inputs, ctx),
             _ => exec_err!("encoded plan node has no geoberg codec tag"),
         }
@@ -165,10 +194,12 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
     fn try_encode(&self, node: Arc<dyn ExecutionPlan>, buf: &mut Vec<u8>) -> Result<()> {
         if node.downcast_ref::<GeobergScanExec>().is_some() {
             buf.push(GEOBERG);
+            write_version(buf);
             return self.geoberg.try_encode(node, buf);
         }
         if let Some(keep) = node.downcast_ref::<KeepFieldsExec>() {
             buf.push(KEEP_FIELDS);
+            write_version(buf);
             buf.extend(keep.encode_node(self)?);
             return Ok(());
         }
@@ -189,5 +220,26 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
         inputs: &[Arc<dyn PhysicalExpr>],
     ) -> Result<Arc<dyn PhysicalExpr>> {
         self.geoberg.try_decode_expr(buf, inputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_of_another_version_is_refused_by_name() {
+        let mut buf = Vec::new();
+        write_version(&mut buf);
+        buf.extend_from_slice(b"rest");
+        assert_eq!(check_version(&buf).unwrap(), b"rest");
+        let other = [&[5u8][..], b"0.0.9", b"rest"].concat();
+        let e = check_version(&other).unwrap_err().to_string();
+        assert!(
+            e.contains("geoberg 0.0.9") && e.contains("same geoberg version"),
+            "{e}"
+        );
+        assert!(check_version(&[9, b'x']).is_err());
+        assert!(check_version(&[]).is_err());
     }
 }

@@ -155,10 +155,23 @@ mod tests {
             .await
             .unwrap();
         let plan = frame.into_optimized_plan().unwrap();
-        println!("{plan}");
         let LogicalPlan::Projection(p) = &plan else {
             panic!("{plan}")
         };
-        println!("{:?}", p.expr);
+        let Expr::Alias(alias) = &p.expr[0] else {
+            panic!("{plan}")
+        };
+        let Expr::Literal(ScalarValue::Binary(Some(value)), Some(metadata)) = alias.expr.as_ref()
+        else {
+            panic!("not folded into a typed constant: {plan}")
+        };
+        assert_eq!(value, &[1, 2]);
+        assert_eq!(
+            metadata
+                .inner()
+                .get("ARROW:extension:name")
+                .map(String::as_str),
+            Some("geoarrow.wkb")
+        );
     }
 }
