@@ -2,7 +2,7 @@
 //! `geoberg cluster scheduler` and two `geoberg cluster executor`s on 127.0.0.1, each started
 //! here and stopped at the end. Every query of the suite returns, through the scheduler, the
 //! rows the same query returns on one machine (the oracle: the single-node engine, itself
-//! checked against brute force in the engine's tests).
+//! checked against brute force in the engine's tests), also after an executor is killed.
 
 mod common;
 
@@ -166,7 +166,7 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
              (2, ST_GeomFromText('POLYGON ((-120 -60, -30 -60, -30 10, -120 10, -120 -60))', 4326))",
         ])
         .ok();
-    let cluster = start_cluster(&remote, 2);
+    let mut cluster = start_cluster(&remote, 2);
 
     let suite = [
         "SELECT count(*) AS n FROM db.points",
@@ -215,6 +215,17 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         "{}",
         explain.stdout
     );
+
+    // An executor killed (SIGKILL): the scheduler gives its work to the other one.
+    let mut killed = cluster.processes.pop().unwrap();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    for sql in &suite[..4] {
+        let local = rows(remote.run(&["--json", "sql", sql]));
+        let distributed =
+            rows(remote.run(&["--scheduler", &cluster.scheduler, "--json", "sql", sql]));
+        assert_eq!(local, distributed, "after a lost executor: {sql}");
+    }
 
     // Writes run on the coordinator and are seen by the cluster's next query.
     remote
