@@ -14,6 +14,11 @@ use crate::codec::GeobergLogicalCodec;
 use crate::error::{Error, Result};
 use crate::planner::ClusterQueryPlanner;
 
+/// Partitions (tasks per stage) a cluster session plans by default, as Ballista's own remote
+/// sessions do: a scan's files and row groups are split into this many tasks for the
+/// executors to share (`SET datafusion.execution.target_partitions = n` changes it).
+const CLUSTER_PARTITIONS: usize = 16;
+
 /// How long [`connect`] waits for the scheduler to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -46,6 +51,7 @@ pub async fn connect(
             .config()
             .clone()
             .upgrade_for_ballista()
+            .with_target_partitions(CLUSTER_PARTITIONS)
             .with_ballista_logical_extension_codec(codec.clone());
         let remote = BallistaQueryPlanner::<LogicalPlanNode>::with_extension(
             url,
