@@ -179,8 +179,10 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
          FROM db.points WHERE id % 97 = 0 ORDER BY id",
         // GROUP BY over a shuffle
         "SELECT name, count(*) AS n, min(id) AS first FROM db.points GROUP BY name ORDER BY name",
-        // top-k
+        // top-k, and the nearest points to a constant (the sort expression carries a geometry)
         "SELECT id FROM db.points ORDER BY ST_X(geometry) DESC, id LIMIT 7",
+        "SELECT id FROM db.points ORDER BY ST_Distance(geometry, ST_GeomFromText('POINT (10 10)')), id \
+         LIMIT 5",
         // an equality join
         "SELECT p.id, z.zid FROM db.points p JOIN db.zones z ON p.id % 2 + 1 = z.zid \
          WHERE p.id < 20 ORDER BY p.id",
