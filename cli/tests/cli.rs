@@ -877,11 +877,24 @@ fn expire_snapshots_and_remove_orphans_keep_the_data() {
     assert_eq!(j["expired_snapshots"].as_array().unwrap().len(), 1);
     assert_eq!(j["remaining_snapshots"], 1);
     let deleted = j["deleted_files"].as_array().unwrap();
-    let manifest_lists = deleted
-        .iter()
-        .filter(|p| p.as_str().unwrap().contains("/metadata/snap-"))
-        .count();
-    assert_eq!(manifest_lists, 1, "{deleted:?}");
+    let deleted_in_metadata = |suffix: &str| {
+        deleted
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .filter(|p| p.contains("/metadata/snap-") && p.ends_with(suffix))
+            .count()
+    };
+    assert_eq!(
+        deleted_in_metadata(".avro"),
+        1,
+        "manifest lists: {deleted:?}"
+    );
+    // The expired snapshot's file-bounds index root goes with it.
+    assert_eq!(
+        deleted_in_metadata(".puffin"),
+        1,
+        "index roots: {deleted:?}"
+    );
     assert!(deleted.iter().all(|p| {
         std::path::Path::new(p.as_str().unwrap().trim_start_matches("file://"))
             .starts_with(env.warehouse())

@@ -118,8 +118,8 @@ fn engine_hint(message: &str) -> Option<&'static str> {
     {
         Some(
             "a geometry and a geography do not compare: read the geometry's longitude/latitude \
-             on the sphere with ST_ToGeography(geom), or the geography as a planar geometry \
-             with ST_GeomFromWKB(ST_AsBinary(geog))",
+             on the sphere with ST_GeomToGeography(geom) (also ST_ToGeography), or the \
+             geography as a planar geometry with ST_GeogToGeometry(geog)",
         )
     } else {
         None

@@ -21,7 +21,7 @@
 //! table crate splits an envelope 180 degrees wide or wider into pieces; one polygon through
 //! its corners would mean the other, shorter way round, so such an envelope is refused here
 //! with an error naming the fix. A geometry *column* against a geography is refused too (the
-//! two models disagree on every edge): convert it with `ST_ToGeography`.
+//! two models disagree on every edge): convert it with `ST_GeomToGeography` (`ST_ToGeography`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -153,7 +153,8 @@ impl GeographyKernel {
     }
 }
 
-fn is_spherical(t: &SedonaType) -> bool {
+/// Whether a SedonaDB type is a geography (WKB with spherical edges).
+pub(crate) fn is_spherical(t: &SedonaType) -> bool {
     matches!(
         t,
         SedonaType::Wkb(Edges::Spherical, _)
@@ -253,8 +254,8 @@ impl GeographyKernel {
                     return exec_err!(
                         "{}(geography, geometry) with a geometry column: planar and spherical \
                          edges disagree, so there is no one answer; convert the column with \
-                         ST_ToGeography(<column>) (same coordinates, great-circle edges) or \
-                         compare two geometries",
+                         ST_GeomToGeography(<column>) (also ST_ToGeography: same coordinates, \
+                         great-circle edges) or compare two geometries",
                         self.function.sql_name()
                     );
                 }
@@ -346,7 +347,7 @@ fn at_row(error: GeographyError, row: usize) -> GeographyError {
 }
 
 /// The WKB of a constant geometry argument; `None` for a null.
-fn scalar_wkb(scalar: &ScalarValue) -> Result<Option<&[u8]>> {
+pub(crate) fn scalar_wkb(scalar: &ScalarValue) -> Result<Option<&[u8]>> {
     match scalar {
         ScalarValue::Binary(v) | ScalarValue::LargeBinary(v) | ScalarValue::BinaryView(v) => {
             Ok(v.as_deref())

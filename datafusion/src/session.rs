@@ -19,7 +19,9 @@ use crate::catalog::GeobergCatalogProvider;
 use crate::crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate, SPATIAL_PREDICATES};
 use crate::error::{Error, Result};
 use crate::file_pair_join::FilePairJoins;
+use crate::geography_conversions::register_conversion_aliases;
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
+use crate::geography_measures::{GEOGRAPHY_MEASURES, GeographyMeasureKernel};
 use crate::join_bounds_rule::JoinBoundsPruning;
 use crate::merge_star::expand_merge_stars;
 use crate::options::GeobergOptions;
@@ -37,7 +39,9 @@ use crate::values_type::ValuesGeometryType;
 /// fast path for points against a constant rectangle in `ST_Intersects` and its kin (same
 /// results as SedonaDB's kernels, which serve every other case), and spherical kernels for
 /// `ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_CoveredBy`, `ST_DWithin`
-/// (metres) and `ST_Distance` (metres) on geography arguments (`geoberg-geography`'s).
+/// (metres), `ST_Distance` (metres), `ST_Area` (square metres), `ST_Length` and
+/// `ST_Perimeter` (metres) on geography arguments (`geoberg-geography`'s), and seed 004's
+/// `ST_GeomToGeography` / `ST_GeogToGeometry` (SedonaDB's `ST_ToGeography` / `ST_ToGeometry`).
 pub async fn sedona_context(
     catalog: Arc<dyn Catalog>,
     catalog_name: &str,
@@ -78,6 +82,11 @@ pub async fn engine_context() -> Result<SedonaContext> {
         let kernel: ScalarKernelRef = Arc::new(GeographyKernel::new(function));
         context.append_sedona_scalar_kernels(name, kernel)?;
     }
+    for (name, measure) in GEOGRAPHY_MEASURES {
+        let kernel: ScalarKernelRef = Arc::new(GeographyMeasureKernel::new(measure));
+        context.append_sedona_scalar_kernels(name, kernel)?;
+    }
+    register_conversion_aliases(&context.ctx)?;
     // Last, over the final functions (kernels appended above re-register them).
     for name in SPATIAL_PREDICATES {
         if let Ok(inner) = context.ctx.udf(name) {

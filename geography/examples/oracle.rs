@@ -1,13 +1,16 @@
 //! The Rust side of `oracle/check.py`: reads `{"rows": [hex WKB], "queries": [hex WKB]}` on
 //! stdin, runs every batch kernel of every query over the rows, and prints
-//! `{"bbox": [[min_x, min_y, max_x, max_y] | null], "results": [{"intersects": [...], ...}]}`.
+//! `{"bbox": [[min_x, min_y, max_x, max_y] | null], "area": [...], "length": [...],
+//! "perimeter": [...], "results": [{"intersects": [...], ...}]}` (measures per row).
 //!
 //! cargo run -p geoberg-geography --example oracle < cases.json
 
 use std::io::Read;
 
 use arrow_array::BinaryArray;
-use geoberg_geography::{PreparedGeography, contains, covers, distance, intersects, within};
+use geoberg_geography::{
+    PreparedGeography, area, contains, covers, distance, intersects, length, perimeter, within,
+};
 use geoberg_geostats::geography_bbox_of_wkb;
 use serde_json::{Value, json};
 
@@ -59,5 +62,15 @@ fn main() {
             })
         })
         .collect();
-    println!("{}", json!({ "bbox": bbox, "results": results }));
+    let floats = |a: arrow_array::Float64Array| -> Value { a.values().iter().copied().collect() };
+    println!(
+        "{}",
+        json!({
+            "bbox": bbox,
+            "area": floats(area(&array).expect("area")),
+            "length": floats(length(&array).expect("length")),
+            "perimeter": floats(perimeter(&array).expect("perimeter")),
+            "results": results,
+        })
+    );
 }

@@ -4,7 +4,7 @@
 Generates random geography rows and query shapes with a fixed seed (points, lines, polygons with
 and without holes, either ring orientation; near the antimeridian, over the poles, tiny and
 world-sized), computes spherely's intersects / contains / within / covers / distance for every
-(row, query) pair, runs the `oracle` example of the geography crate on the same WKB, and fails on
+(row, query) pair and its area / length / perimeter of every row, runs the `oracle` example of the geography crate on the same WKB, and fails on
 any mismatch, printing the first ones. It also checks that every point query spherely finds in a
 row lies inside that row's bounds.
 
@@ -196,6 +196,15 @@ def main():
                 positives["bounds"] += 1
                 if box is None or not holds(box, lon, lat):
                     mismatches.append(f"bounds: row {spherely.to_wkt(row_g[i])} box {box} misses POINT ({lon} {lat}) that S2 finds in it")
+    # Measures of every row (m², m): spherely's are S2's (S2Polygon::GetArea, S1ChordAngle
+    # lengths) on the same sphere.
+    for name, fn in (("area", spherely.area), ("length", spherely.length), ("perimeter", spherely.perimeter)):
+        theirs = fn(row_g)
+        for i in range(len(rows)):
+            checked += 1
+            t, o = float(theirs[i]), ours[name][i]
+            if not abs(t - o) <= 1e-3 + 1e-9 * abs(t):
+                mismatches.append(f"{name}: row {spherely.to_wkt(row_g[i])}: spherely {t}, geoberg {o}")
     print(f"spherely {spherely.__version__} (s2geography {spherely.__s2geography_version__}): "
           f"{len(rows)} rows x {len(queries)} queries, {checked} comparisons, {len(mismatches)} mismatches; "
           f"true per predicate: {positives}")

@@ -18,8 +18,8 @@ pub const EARTH_RADIUS_METERS: f64 = 6_371_010.0;
 
 /// A polygon: normalized loops; a point is inside when an odd number of them hold it.
 #[derive(Debug, Clone, PartialEq)]
-struct Polygon {
-    loops: Vec<Loop>,
+pub(crate) struct Polygon {
+    pub(crate) loops: Vec<Loop>,
 }
 
 impl Polygon {
@@ -89,8 +89,8 @@ impl Polygon {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Geography {
     points: Vec<V3>,
-    lines: Vec<Vec<V3>>,
-    polygons: Vec<Polygon>,
+    pub(crate) lines: Vec<Vec<V3>>,
+    pub(crate) polygons: Vec<Polygon>,
     bbox: Option<BBox>,
 }
 

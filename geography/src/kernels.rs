@@ -60,7 +60,7 @@ impl From<Geography> for PreparedGeography {
 }
 
 /// Calls `f(row, value)` for every row of a WKB column (`None` for nulls).
-fn for_each(
+pub(crate) fn for_each(
     array: &dyn Array,
     mut f: impl FnMut(usize, Option<&[u8]>) -> Result<(), GeographyError>,
 ) -> Result<(), GeographyError> {
@@ -173,13 +173,21 @@ pub fn distance(
     array: &dyn Array,
     query: &PreparedGeography,
 ) -> Result<Float64Array, GeographyError> {
+    float_kernel(array, |g| g.distance(&query.geography))
+}
+
+/// One `Float64` of every row of a WKB column; null rows give null.
+pub(crate) fn float_kernel(
+    array: &dyn Array,
+    of: impl Fn(&Geography) -> f64,
+) -> Result<Float64Array, GeographyError> {
     let mut out = Float64Builder::with_capacity(array.len());
     for_each(array, |row, value| {
         match value {
             None => out.append_null(),
             Some(wkb) => {
                 let g = Geography::from_wkb(wkb).map_err(|e| e.at_row(row))?;
-                out.append_value(g.distance(&query.geography));
+                out.append_value(of(&g));
             }
         }
         Ok(())

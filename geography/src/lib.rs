@@ -5,7 +5,9 @@
 //! geography, prepared once ([`PreparedGeography`]): [`intersects`], [`contains`], [`within`],
 //! [`covers`], [`covered_by`], [`dwithin`] (metres) return a `BooleanArray`, [`distance`] a
 //! `Float64Array` in metres. They are what an engine registers as `ST_Intersects(geog, geog)`
-//! and friends. [`Geography`] is one parsed value with the same predicates.
+//! and friends. The measures [`area`] (square metres), [`length`] and [`perimeter`] (metres)
+//! are kernels over one column. [`Geography`] is one parsed value with the same predicates and
+//! measures.
 //!
 //! Semantics follow S2 / s2geography (what spherely, BigQuery and SedonaDB's S2 kernels use):
 //! * Edges are minor great-circle arcs between consecutive vertices.
@@ -66,6 +68,7 @@
 mod error;
 mod geography;
 mod kernels;
+mod measures;
 mod sphere;
 mod spherical_loop;
 mod wkb_read;
@@ -75,3 +78,4 @@ pub use geography::{EARTH_RADIUS_METERS, Geography};
 pub use kernels::{
     PreparedGeography, contains, covered_by, covers, distance, dwithin, intersects, within,
 };
+pub use measures::{area, length, perimeter};

@@ -224,6 +224,48 @@ impl Loop {
     pub(crate) fn interior_point(&self) -> V3 {
         self.reference
     }
+
+    /// The area of the loop's region in steradians, in [0, 2π].
+    ///
+    /// A fan of triangles from the first vertex, so that a small loop sums small triangles
+    /// (relative accuracy, as S2's `S2Loop::GetSurfaceIntegral` gets by re-centring its fan),
+    /// unlike the fan from a pole that picks the side; a loop with a vertex near the first
+    /// one's antipode falls back to that fan. The sum is exact modulo 4π; the region is the
+    /// normalized one, at most half the sphere, so a sum just below 4π is a rounding of 0.
+    pub(crate) fn area(&self) -> f64 {
+        let v = &self.vertices;
+        let o = v[0];
+        let clear = v.iter().all(|p| 1.0 + dot(o, *p) > 1e-6);
+        let sum = if clear {
+            (1..v.len() - 1)
+                .map(|i| small_fan_triangle(o, v[i], v[i + 1]))
+                .sum::<f64>()
+        } else {
+            left_area(v)
+        };
+        let area = sum.rem_euclid(4.0 * std::f64::consts::PI);
+        if area > 3.0 * std::f64::consts::PI {
+            0.0
+        } else {
+            area
+        }
+    }
+
+    /// The length of the loop's boundary in radians (every edge, the closing one included).
+    pub(crate) fn perimeter(&self) -> f64 {
+        self.edges().map(|(a, b)| angle(a, b)).sum()
+    }
+}
+
+/// [`fan_triangle`] with the determinant taken over the differences `a - o`, `b - o`: for a
+/// triangle metres wide the plain triple product loses most of its digits to cancellation,
+/// the differences keep them (`det(o, a, b) = det(o, a - o, b - o)`).
+fn small_fan_triangle(o: V3, a: V3, b: V3) -> f64 {
+    let da = [a[0] - o[0], a[1] - o[1], a[2] - o[2]];
+    let db = [b[0] - o[0], b[1] - o[1], b[2] - o[2]];
+    let det = dot(o, cross(da, db));
+    let den = 1.0 + dot(o, a) + dot(o, b) + dot(a, b);
+    2.0 * det.atan2(den)
 }
 
 /// A point just left of some edge, with nothing else between: inside the region.

@@ -9,15 +9,14 @@
 //!
 //! `cargo bench -p geoberg-table --bench rewrite_manifests`
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geoberg_geostats::encode_geospatial_bounds;
 use geoberg_table::{
     BBox, Catalog, Column, CreateTable, DataType, SqliteCatalog, Table, TableIdent,
 };
-use iceberg::spec::{DataContentType, DataFileBuilder, DataFileFormat, Datum, Struct};
+
+mod tiles;
 
 /// A table of `n` appends, append `i` one file on tile `i` of a grid over lon/lat.
 fn appended(dir: &std::path::Path, n: usize) -> Table {
@@ -30,35 +29,16 @@ fn appended(dir: &std::path::Path, n: usize) -> Table {
     .create(catalog, &TableIdent::new("bench", "appends").unwrap())
     .unwrap();
     let side = (n as f64).sqrt().ceil() as usize;
-    let (w, h) = (360.0 / side as f64, 180.0 / side as f64);
     let data = table.metadata().location().to_string() + "/data";
-    let rows = 5i64;
     for i in 0..n {
-        let (x, y) = (
-            -180.0 + (i % side) as f64 * w,
-            -90.0 + (i / side) as f64 * h,
+        let file = tiles::tile_entry(
+            &data,
+            &format!("{i:08}-append.parquet"),
+            side,
+            i,
+            5,
+            2 * 1024,
         );
-        let (lo, hi) = encode_geospatial_bounds(&BBox::new(x, y, x + w, y + h));
-        let file = DataFileBuilder::default()
-            .content(DataContentType::Data)
-            .file_path(format!("{data}/{i:08}-append.parquet"))
-            .file_format(DataFileFormat::Parquet)
-            .partition(Struct::empty())
-            .record_count(rows as u64)
-            .file_size_in_bytes(2 * 1024)
-            .value_counts(HashMap::from([(1, rows as u64), (2, rows as u64)]))
-            .null_value_counts(HashMap::from([(1, 0), (2, 0)]))
-            .column_sizes(HashMap::from([(1, 40), (2, 200)]))
-            .lower_bounds(HashMap::from([
-                (1, Datum::long(i as i64 * rows)),
-                (2, Datum::binary(lo)),
-            ]))
-            .upper_bounds(HashMap::from([
-                (1, Datum::long(i as i64 * rows + rows - 1)),
-                (2, Datum::binary(hi)),
-            ]))
-            .build()
-            .unwrap();
         table = table
             .stage_data_files(vec![file])
             .unwrap()

@@ -162,6 +162,21 @@ pub enum Error {
         /// What is wrong, with the values involved, and the fix.
         reason: String,
     },
+    /// Planar geometry values written into a geography column (seed 004: there is no implicit
+    /// cast from geometry to geography); nothing was written.
+    #[error(
+        "column {column:?} is {column_type}, but the values written into it are a planar \
+         geometry: geoberg does not turn a geometry into a geography by itself, because its \
+         edges would change from straight lines to great-circle arcs. Convert the values with \
+         ST_GeomToGeography(<geometry>) (same coordinates and CRS, read on the sphere), or build \
+         them as geography (ST_GeogFromText, ST_GeogFromWKB, ST_GeogPoint)"
+    )]
+    GeometryIntoGeography {
+        /// The geography column.
+        column: String,
+        /// Its declared type, `geography(4326)`.
+        column_type: String,
+    },
     /// Table metadata, a manifest or a data file that is not what the spec says.
     #[error("corrupt or unsupported table file {location}: {reason}")]
     Corrupt {

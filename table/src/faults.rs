@@ -48,6 +48,8 @@ struct State {
     fault: Mutex<Fault>,
     writes: AtomicUsize,
     deletes: AtomicUsize,
+    /// Gets (whole or ranged reads; not HEADs) since construction.
+    gets: AtomicUsize,
     /// Bytes returned by gets (the ranges of every get), per object path, since construction.
     bytes_read: Mutex<BTreeMap<String, u64>>,
     fired: AtomicBool,
@@ -134,6 +136,7 @@ impl ObjectStore for FaultyStore {
         if head {
             return Ok(got);
         }
+        self.state.gets.fetch_add(1, Ordering::SeqCst);
         *self
             .state
             .bytes_read
@@ -300,6 +303,12 @@ impl FaultyCatalog {
             self.state.writes.load(Ordering::SeqCst),
             self.state.deletes.load(Ordering::SeqCst),
         )
+    }
+
+    /// Gets (whole-object and ranged reads, not HEADs) since construction: the requests an
+    /// object store would be sent.
+    pub fn gets(&self) -> usize {
+        self.state.gets.load(Ordering::SeqCst)
     }
 
     /// Bytes read since construction from the stored objects whose path ends with

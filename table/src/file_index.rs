@@ -4,28 +4,15 @@
 
 use std::sync::Arc;
 
-use geoberg_crs::{ColumnType, FormatVersion, can_skip_files};
+use geoberg_crs::ColumnType;
 use geoberg_geostats::{BBox, GeoKind, decode_geospatial_bounds};
-use geoberg_pruning::{BoundSources, BoxFilter, FileBounds, FileIndex, PrunePlan};
+use geoberg_pruning::{BoxFilter, FileBounds, FileIndex, PrunePlan};
 use iceberg::spec::{DataFile, Datum, ManifestContentType, ManifestFile, PrimitiveLiteral};
 
-use crate::bbox_columns::{BBOX_COLUMNS_PROPERTY_PREFIX, BBoxColumns, covers_every_geometry};
+use crate::box_rule::{BoxRule, FileBox};
 use crate::error::Result;
 use crate::manifest::{Entry, read_entries, read_entries_map};
-use crate::schema::BBOX_COLUMN_NAMES;
 use crate::table::{GeoColumn, Table};
-
-/// Where a file's box comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// The column's own point bounds (v3 geo bounds, or the legacy no-CRS ones), falling back to
-    /// the bbox columns when a file's point bounds do not decode.
-    Column,
-    /// Only the `double` bounds of the materialised bbox columns.
-    BBoxColumns,
-    /// None: the column's bounds cannot be used and there are no bbox columns.
-    None,
-}
 
 /// The live data files of one table version with an R-tree over one geometry column's bounds.
 ///
@@ -57,6 +44,12 @@ impl TableFileIndex {
     /// The files `filter` must read. Fails on a window that is not finite, is invalid for the
     /// column or is in another CRS.
     pub fn plan(&self, filter: &BoxFilter) -> Result<PrunePlan> {
+        TableFileIndex::check_window(filter)?;
+        Ok(self.index.plan(filter)?)
+    }
+
+    /// Fails on a window with a coordinate that is not finite.
+    pub(crate) fn check_window(filter: &BoxFilter) -> Result<()> {
         if let Some(w) = filter.window() {
             let coords = [w.min_x, w.min_y, w.max_x, w.max_y];
             if coords.iter().any(|v| !v.is_finite()) {
@@ -68,7 +61,7 @@ impl TableFileIndex {
                 .into());
             }
         }
-        Ok(self.index.plan(filter)?)
+        Ok(())
     }
 }
 
@@ -108,187 +101,83 @@ impl Table {
     }
 
     fn build_file_index(&self, column: &str) -> Result<TableFileIndex> {
-        let geo = self.geo_column(column)?;
-        let version = self.format_version();
-        let decision = can_skip_files(version, &geo.column_type);
-        let bbox = self.bbox_columns(&geo.name)?;
-        let bbox_ids = bbox.as_ref().map(|b| b.ids);
-        let bbox_names =
-            |b: &BBoxColumns| format!("{} (found by {})", b.names.join(", "), b.found_by);
-        let declared = geo.column_type != ColumnType::GeometryWithoutCrs;
-        let mut reasons = Vec::new();
-        let source = match (decision.can_skip, &bbox) {
-            (false, Some(b)) => {
-                reasons.push(format!(
-                    "{}; using the double bounds of the bbox columns {} instead",
-                    decision.reason,
-                    bbox_names(b)
-                ));
-                Source::BBoxColumns
-            }
-            (false, None) => {
-                reasons.push(format!(
-                    "no declared CRS on a v3 table: every file is read ({})",
-                    decision.reason
-                ));
-                Source::None
-            }
-            (true, Some(b)) if !declared => {
-                reasons.push(format!(
-                    "files skipped on the double bounds of the bbox columns {} ({})",
-                    bbox_names(b),
-                    decision.reason
-                ));
-                Source::BBoxColumns
-            }
-            (true, None) if !self.bounds_are_points(geo.field_id) => {
-                reasons.push(format!(
-                    "every file is read: {:?} is a plain binary column written by another \
-                     engine, whose bounds are WKB byte prefixes, not boxes; add bbox columns \
-                     ({}, or bbox_xmin..., minx..., a bbox struct) or name yours with the table \
-                     property {BBOX_COLUMNS_PROPERTY_PREFIX}{} to skip files",
-                    geo.name,
-                    BBOX_COLUMN_NAMES.join(", "),
-                    geo.name,
-                ));
-                Source::None
-            }
-            (true, _) => {
-                reasons.push(format!(
-                    "files skipped on the bounds of {:?}: {}",
-                    geo.name, decision.reason
-                ));
-                Source::Column
-            }
-        };
-        let mut wanted = vec![geo.field_id];
-        wanted.extend(bbox_ids.iter().flatten());
-        let decoded = read_entries_map(self.storage(), &self.data_manifests()?, &wanted, |e| {
-            if !e.is_live() {
-                return None;
-            }
-            let own = &e.stats[0];
-            let point = match (&own.lower, &own.upper) {
-                (Some(lo), Some(hi)) => Some((lo.as_slice(), hi.as_slice())),
-                _ => None,
-            };
-            let count = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
-            let bbox_columns = match &e.stats[1..] {
-                [a, b, c, d]
-                    if covers_every_geometry(
-                        count(own.null_count),
-                        [a, b, c, d].map(|s| count(s.null_count)),
-                    ) =>
-                {
-                    match (&a.lower, &b.lower, &c.upper, &d.upper) {
-                        (Some(a), Some(b), Some(c), Some(d)) => {
-                            Some([a, b, c, d].map(|v| widen_float_bound(v)))
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            let bbox_columns = bbox_columns
-                .as_ref()
-                .map(|[a, b, c, d]| [&a[..], &b[..], &c[..], &d[..]]);
-            let sources = match source {
-                Source::Column if declared => BoundSources {
-                    geospatial: point,
-                    bbox_columns,
-                    ..BoundSources::default()
-                },
-                Source::Column => BoundSources {
-                    legacy: point,
-                    bbox_columns,
-                    ..BoundSources::default()
-                },
-                Source::BBoxColumns => BoundSources {
-                    bbox_columns,
-                    ..BoundSources::default()
-                },
-                Source::None => BoundSources::default(),
-            };
-            let best = sources.best(&geo.column_type);
-            let problem = best.rejected.first().map(|(_, p)| p.to_string());
-            let all_null = matches!(
-                (own.value_count, own.null_count),
-                (Some(v), Some(n)) if v == n
-            );
-            let boundless = point.is_none() && bbox_columns.is_none() && !all_null;
-            let file = FileBounds::new(e.path, e.record_count, e.file_size, best.bbox)
-                .with_all_null(all_null);
-            Some((file, problem, boundless))
-        })?;
-        let mut undecodable = 0usize;
-        let mut boundless = 0usize;
-        let mut first_problem = None;
-        let total = decoded.len();
-        let files: Vec<FileBounds> = decoded
-            .into_iter()
-            .map(|(file, problem, no_bounds)| {
-                if let Some(p) = problem {
-                    undecodable += 1;
-                    first_problem.get_or_insert(p);
-                }
-                boundless += usize::from(no_bounds);
-                file
-            })
-            .collect();
-        if let Some(problem) = first_problem {
-            reasons.push(format!(
-                "{undecodable} files carry bounds for {:?} that do not decode (first: {problem}); \
-                 they are pruned on a looser source if one decodes, else read",
-                geo.name
-            ));
-        }
-        if source != Source::None && boundless > 0 {
-            reasons.push(no_bounds_reason(&geo.name, boundless, total, bbox.as_ref()));
-        }
-        // The format-version rule governs the column's own bounds; bbox-column bounds are
-        // ordinary doubles, usable in every version.
-        let (index_type, index_version) = match source {
-            Source::BBoxColumns => (ColumnType::GeometryWithoutCrs, FormatVersion::V2),
-            _ => (geo.column_type.clone(), version),
-        };
-        let index = FileIndex::build(files, &index_type, index_version)?;
+        let rule = BoxRule::of(self, column)?;
+        let decoded = read_entries_map(
+            self.storage(),
+            &self.data_manifests()?,
+            rule.field_ids(),
+            |e| {
+                e.is_live()
+                    .then(|| rule.file(e.path, e.record_count, e.file_size, &e.stats))
+            },
+        )?;
+        TableFileIndex::from_boxes(&rule, decoded, Vec::new())
+    }
+}
+
+impl TableFileIndex {
+    /// The index of the files `boxes` chose under `rule`, with `notes` after the rule's own
+    /// reasons and those the files give.
+    pub(crate) fn from_boxes(
+        rule: &BoxRule,
+        boxes: Vec<FileBox>,
+        notes: Vec<String>,
+    ) -> Result<TableFileIndex> {
+        let mut tally = BoxTally::default();
+        let files: Vec<FileBounds> = boxes.into_iter().map(|b| tally.add(b)).collect();
+        let mut reasons = rule.reasons().to_vec();
+        reasons.extend(tally.reasons(rule));
+        reasons.extend(notes);
+        TableFileIndex::from_files(rule, files, reasons)
+    }
+
+    /// The index of `files`, whose boxes `rule` chose, explained by `reasons`.
+    pub(crate) fn from_files(
+        rule: &BoxRule,
+        files: Vec<FileBounds>,
+        reasons: Vec<String>,
+    ) -> Result<TableFileIndex> {
+        let (index_type, index_version) = rule.index_rules();
+        let index = FileIndex::build(files, index_type, index_version)?;
         Ok(TableFileIndex {
-            column: geo,
+            column: rule.column().clone(),
             index,
             reasons,
         })
     }
 }
 
-/// A bbox column's bound as 8 little-endian double bytes (a `float` column's 4 bytes widen
-/// exactly).
-fn widen_float_bound(bound: &[u8]) -> Vec<u8> {
-    match <[u8; 4]>::try_from(bound) {
-        Ok(f) => f64::from(f32::from_le_bytes(f)).to_le_bytes().to_vec(),
-        Err(_) => bound.to_vec(),
-    }
+/// What a set of chosen boxes says about their bounds: how many did not decode (and the first
+/// problem), how many had none, of how many files.
+#[derive(Debug, Default)]
+pub(crate) struct BoxTally {
+    pub(crate) undecodable: usize,
+    pub(crate) first_problem: Option<String>,
+    pub(crate) boundless: usize,
+    pub(crate) total: usize,
 }
 
-/// Why `boundless` of `total` files are read whatever the window: no bounds for the column
-/// (what Iceberg Java writes for geometry) and no usable bbox columns.
-fn no_bounds_reason(
-    column: &str,
-    boundless: usize,
-    total: usize,
-    bbox: Option<&BBoxColumns>,
-) -> String {
-    let bbox_note = match bbox {
-        Some(b) => format!(
-            " and no bounds of the bbox columns {} that cover every row",
-            b.names.join(", ")
-        ),
-        None => String::new(),
-    };
-    format!(
-        "{boundless} of {total} files carry no bounds for {column:?}{bbox_note} (Iceberg Java \
-         writes none for geometry columns): they are read whatever the window; CREATE SPATIAL \
-         INDEX (or any rewrite by geoberg) writes bounds for the files it rewrites"
-    )
+impl BoxTally {
+    /// Counts one file; its bounds.
+    pub(crate) fn add(&mut self, b: FileBox) -> FileBounds {
+        self.total += 1;
+        if let Some(p) = b.problem {
+            self.undecodable += 1;
+            self.first_problem.get_or_insert(p);
+        }
+        self.boundless += usize::from(b.boundless);
+        b.file
+    }
+
+    /// The reasons the counts give under `rule`.
+    pub(crate) fn reasons(&self, rule: &BoxRule) -> Vec<String> {
+        rule.file_reasons(
+            self.undecodable,
+            self.first_problem.as_deref(),
+            self.boundless,
+            self.total,
+        )
+    }
 }
 
 /// The geometry column's bounding box in a file's manifest entry: the v3 point bounds of the

@@ -21,6 +21,7 @@
 //! | `create`, `ddl` | creating a table; `SHOW CREATE TABLE` |
 //! | `write` | the write path: batch alignment, partition split, Parquet data files |
 //! | `ops` | operations: append, rewrite (spatial index), row-level changes, schema and property changes, bbox-column backfill, maintenance |
+//! | `bounds_index`, `box_rule` | the file-bounds index persisted with each snapshot (per-manifest boxes and sidecars), so a fresh process plans a window from a few small reads; how a file's box is chosen |
 //! | `scan`, `file_index`, `bbox_columns` | the one scan planner (a [`ScanFilter`] → a [`FilePlan`] → [`ScanTask`]s any reader executes), spatial file pruning (on the column's bounds, or on bbox columns under any writer's names) |
 //! | `geography_window`, `refine`, `row_filter` | what a window means on the sphere; exact refinement (planar, or spherical for geography); row-level predicates |
 //! | [`import`] | a Parquet / GeoParquet file another tool wrote → a table, in one commit |
@@ -105,6 +106,8 @@
 
 mod avro;
 mod bbox_columns;
+mod bounds_index;
+mod box_rule;
 pub mod bridge;
 mod cache;
 mod catalog;
@@ -143,6 +146,9 @@ mod write;
 
 pub use bbox_columns::{
     BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, parse_bbox_columns_property,
+};
+pub use bounds_index::{
+    FILE_BOUNDS_INDEX_BLOB, FILE_BOUNDS_INDEX_SUMMARY_KEY, MANIFEST_BOUNDS_BLOB,
 };
 pub use bridge::GeoFields;
 pub use catalog::{Catalog, MemoryCatalog, PostgresCatalog, SqliteCatalog, connect_catalog};

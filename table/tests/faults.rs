@@ -177,6 +177,20 @@ fn expire_snapshots_with_any_step_failed_keeps_rows_and_finds_leftovers() {
             .map(|s| path_of(s.manifest_list()))
             .collect();
         assert_eq!(expired_lists.len(), 3);
+        // The expired snapshots' file-bounds index roots go with their manifest lists (their
+        // sidecars stay: the current root names every manifest).
+        let expired_lists: BTreeSet<PathBuf> = table
+            .metadata()
+            .snapshots()
+            .filter(|s| Some(s.snapshot_id()) != current)
+            .filter_map(|s| {
+                s.summary()
+                    .additional_properties
+                    .get(geoberg_table::FILE_BOUNDS_INDEX_SUMMARY_KEY)
+            })
+            .map(|l| path_of(l))
+            .chain(expired_lists)
+            .collect();
 
         faulty.inject(fault);
         let result = table.expire_snapshots(future(), 1);

@@ -408,3 +408,50 @@ fn scanned_geography_columns_say_they_are_geography() {
         "{md:?}"
     );
 }
+
+#[test]
+fn planar_geoarrow_values_are_refused_by_a_geography_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = filled(&sqlite_catalog(dir.path()), "planar");
+    let (batches, _) = table.scan().execute().unwrap();
+    let scanned = batches[0].clone();
+    let rows = scanned.num_rows();
+    // What a scan gives (spherical edges) goes back in as it is.
+    let (table, _) = table.append(std::slice::from_ref(&scanned)).unwrap();
+    // The same values typed as GeoArrow geometry (no edges: planar) are refused, naming the
+    // conversion.
+    let retyped: Vec<Field> = scanned
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            let mut f = f.as_ref().clone();
+            if f.name() == "route" {
+                f = f.with_metadata(
+                    [
+                        (
+                            "ARROW:extension:name".to_string(),
+                            "geoarrow.wkb".to_string(),
+                        ),
+                        ("ARROW:extension:metadata".to_string(), "{}".to_string()),
+                    ]
+                    .into(),
+                );
+            }
+            f
+        })
+        .collect();
+    let planar =
+        RecordBatch::try_new(Arc::new(Schema::new(retyped)), scanned.columns().to_vec()).unwrap();
+    let err = table.append(&[planar]).unwrap_err();
+    assert!(
+        matches!(&err, geoberg_table::Error::GeometryIntoGeography { column, .. } if column == "route"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("ST_GeomToGeography"), "{err}");
+    let (after, _) = table.scan().execute().unwrap();
+    assert_eq!(
+        after.iter().map(|b| b.num_rows()).sum::<usize>(),
+        rows + batches.iter().map(|b| b.num_rows()).sum::<usize>()
+    );
+}

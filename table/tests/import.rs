@@ -321,3 +321,92 @@ fn a_failed_commit_removes_the_files_and_says_so() {
         4
     );
 }
+
+/// A file of plain WKB points (no GeoParquet metadata, no GEOMETRY logical type): `id`,
+/// `geometry`.
+fn write_plain_file(path: &Path, points: &[(f64, f64)]) {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("geometry", ArrowType::Binary, true),
+    ]));
+    let mut w =
+        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema.clone(), None).unwrap();
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..points.len() as i64)),
+            Arc::new(BinaryArray::from_iter_values(
+                points.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+        ],
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+#[test]
+fn plain_wkb_goes_into_an_existing_geography_column_and_declared_geometry_does_not() {
+    use geoberg_table::{Column, CreateTable, DataType};
+    let dir = tempfile::tempdir().unwrap();
+    let cat = catalog(dir.path());
+    cat.create_namespace("geo").unwrap();
+    let ident = TableIdent::new("geo", "stations").unwrap();
+    CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("geometry", DataType::parse("geography(4326)").unwrap()),
+    ])
+    .create(cat.clone(), &ident)
+    .unwrap();
+    // Seed 004: a value with no SRID is stored under the geography column's CRS.
+    let plain = dir.path().join("plain.parquet");
+    write_plain_file(&plain, &[(179.5, 1.0), (-179.5, -1.0), (0.0, 0.0)]);
+    let report = import_parquet(
+        cat.clone(),
+        &ident,
+        plain.to_str().unwrap(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(report.rows, 3);
+    assert!(
+        report.column_type.to_string().contains("geography"),
+        "{}",
+        report.column_type
+    );
+    // Read on the sphere: a window across the antimeridian holds the two points beside it.
+    let (rows, _) = report
+        .table
+        .scan()
+        .with_window("geometry", BBox::new(179.0, -2.0, -179.0, 2.0))
+        .exact(true)
+        .execute()
+        .unwrap();
+    assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+
+    // --srid 0 (geometry(0), no CRS), and a file that declares planar geometry: refused,
+    // naming the fix.
+    let err = import_parquet(
+        cat.clone(),
+        &ident,
+        plain.to_str().unwrap(),
+        &ImportOptions::default().srid(0),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("--srid") && err.contains("great-circle"),
+        "{err}"
+    );
+    let declared = dir.path().join("declared.parquet");
+    write_file(&declared, 10, 10, None);
+    let err = import_parquet(
+        cat,
+        &ident,
+        declared.to_str().unwrap(),
+        &ImportOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("ST_GeomToGeography"), "{err}");
+}

@@ -132,6 +132,18 @@ pub fn append_files(mut table: Table, files: &[Vec<Row>], srid: i32) -> Table {
     table
 }
 
+/// `(id, ST_GeogFromText('<wkt>'))` tuples of an `INSERT ... VALUES`, `NULL` for a missing value.
+pub fn geography_values(rows: &[(i64, Option<&str>)]) -> String {
+    let values: Vec<String> = rows
+        .iter()
+        .map(|(id, wkt)| match wkt {
+            Some(wkt) => format!("({id}, ST_GeogFromText('{wkt}'))"),
+            None => format!("({id}, NULL)"),
+        })
+        .collect();
+    values.join(", ")
+}
+
 /// A single integer of a one-row, one-column result.
 pub fn scalar_i64(batches: &[RecordBatch]) -> i64 {
     let batch = batches.iter().find(|b| b.num_rows() > 0).unwrap();

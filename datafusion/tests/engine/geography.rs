@@ -7,7 +7,7 @@
 use std::f64::consts::PI;
 use std::sync::OnceLock;
 
-use crate::common::{Warehouse, ids};
+use crate::common::{Warehouse, geography_values, ids};
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch};
 use geoberg_datafusion::BlockingSession;
 
@@ -43,16 +43,9 @@ fn session() -> &'static (Warehouse, BlockingSession) {
             .unwrap();
         // One INSERT per two rows: several files.
         for pair in ROWS.chunks(2) {
-            let values: Vec<String> = pair
-                .iter()
-                .map(|(id, wkt)| match wkt {
-                    Some(wkt) => format!("({id}, ST_GeogFromText('{wkt}'))"),
-                    None => format!("({id}, NULL)"),
-                })
-                .collect();
             s.sql(&format!(
                 "INSERT INTO geo.places VALUES {}",
-                values.join(", ")
+                geography_values(pair)
             ))
             .unwrap();
         }

@@ -8,6 +8,7 @@ mod common;
 mod deletes;
 mod explain;
 mod geography;
+mod geography_measures;
 mod geos_functions;
 mod join;
 mod object_storage;

@@ -5,7 +5,9 @@
 //! Sedona), or as a plain binary WKB column named by [`ImportOptions::geometry_column`]. The
 //! column type follows from the file (see [`ImportSource::open`]); every other column keeps its
 //! type, nested ones included (a GeoParquet 1.1 `bbox` covering struct becomes a struct column
-//! and the table's bbox columns).
+//! and the table's bbox columns). Into an existing table, the file's column must have the
+//! column's type, except that plain WKB (no logical type, no GeoParquet metadata) goes into a
+//! geography column as seed 004 takes a value with no SRID: under the column's CRS.
 //!
 //! An import writes all its data files, then commits them as one append: an import that
 //! fails leaves the table as it was (and a table it created is dropped again), so it can be
@@ -143,6 +145,9 @@ pub struct ImportSource {
     metadata: ArrowReaderMetadata,
     geometry_column: String,
     choice: ColumnChoice,
+    /// The file declares nothing about the column (no GEOMETRY or GEOGRAPHY logical type, no
+    /// GeoParquet metadata): plain WKB, which an existing geography column takes as its own.
+    plain_wkb: bool,
     create: CreateTable,
     rows_per_file: usize,
     notes: Vec<String>,
@@ -307,6 +312,7 @@ impl ImportSource {
         }
         .choose()?;
         notes.extend(choice.notes.iter().cloned());
+        let plain_wkb = logical.is_none() && geo_column.is_none();
 
         // The other columns keep their types; further geometry columns stay binary.
         let mut columns = Vec::with_capacity(schema.fields().len());
@@ -375,6 +381,7 @@ impl ImportSource {
             metadata,
             geometry_column: column,
             choice,
+            plain_wkb,
             create,
             rows_per_file: options.rows_per_file,
             notes,
@@ -507,6 +514,11 @@ impl ImportSource {
                 }
             }
         };
+        // An existing column's own type (plain WKB into a geography column is geography).
+        let column_type = table
+            .geo_column(&self.geometry_column)
+            .map(|g| g.column_type.clone())
+            .unwrap_or_else(|_| self.choice.column_type.clone());
         Ok(ImportReport {
             table,
             created: !existing,
@@ -514,7 +526,7 @@ impl ImportSource {
             data_files,
             bytes,
             geometry_column: self.geometry_column.clone(),
-            column_type: self.choice.column_type.clone(),
+            column_type,
             notes,
         })
     }
@@ -540,8 +552,42 @@ impl ImportSource {
                 ColumnType::Geography { crs: a, edges: x },
                 ColumnType::Geography { crs: b, edges: y },
             ) => a.is_same_as(b) && x == y,
+            // Seed 004: a geography column takes values with no SRID under its CRS. Plain WKB
+            // declares neither edges nor CRS, so it is read as the column's, unless --srid
+            // names another CRS.
+            (ColumnType::Geography { crs: a, .. }, ColumnType::Geometry { crs: b })
+                if self.plain_wkb =>
+            {
+                a.is_same_as(b)
+            }
             _ => false,
         };
+        if !same
+            && matches!(geo.column_type, ColumnType::Geography { .. })
+            && matches!(file, ColumnType::Geometry { .. })
+        {
+            let (what, fix) = if self.plain_wkb {
+                (
+                    format!("--srid gives its plain WKB {}", DataType::Geo(file.clone())),
+                    "drop --srid (plain WKB is read as the column's CRS), or reproject the \
+                     values to longitude and latitude first",
+                )
+            } else {
+                (
+                    format!("the file declares planar {}", DataType::Geo(file.clone())),
+                    "import the file into a geometry table and copy its rows over with \
+                     ST_GeomToGeography(<column>), or write the file with a GEOGRAPHY logical \
+                     type",
+                )
+            };
+            return Err(fail(format!(
+                "table {} stores {:?} as {}, but {what}: a geometry does not become a \
+                 geography by itself (its edges would change to great-circle arcs); {fix}",
+                table.ident(),
+                self.geometry_column,
+                DataType::Geo(geo.column_type.clone()),
+            )));
+        }
         if !same {
             return Err(fail(format!(
                 "table {} stores {:?} as {}, but the file's values are {}: import into a new \
@@ -632,7 +678,9 @@ fn flush(
 }
 
 /// `schema` with `srid` on the geometry field, so that the append checks every value's SRID
-/// (an EWKB SRID that contradicts it is refused).
+/// (an EWKB SRID that contradicts it is refused). The file's own extension type goes: the
+/// import has read it into the column's type already (and the Parquet reader writes a
+/// GEOGRAPHY column without an explicit algorithm as it writes a GEOMETRY one).
 fn labelled(schema: &Schema, column: &str, srid: i32) -> Arc<Schema> {
     let fields: Vec<Field> = schema
         .fields()
@@ -641,6 +689,8 @@ fn labelled(schema: &Schema, column: &str, srid: i32) -> Arc<Schema> {
             let f = f.as_ref().clone();
             if f.name() == column {
                 let mut meta = f.metadata().clone();
+                meta.remove("ARROW:extension:name");
+                meta.remove("ARROW:extension:metadata");
                 meta.insert(SRID_FIELD_METADATA.to_string(), srid.to_string());
                 f.with_metadata(meta)
             } else {

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use iceberg::spec::{ManifestFile, TableMetadata, TableMetadataBuilder};
 
+use crate::bounds_index;
 use crate::bridge::GeoFields;
 use crate::error::{Error, Result};
 use crate::manifest::{read_entries, read_manifest_list};
@@ -37,7 +38,8 @@ pub struct ExpireReport {
     pub deleted_manifest_files_count: u64,
     /// Manifest lists deleted.
     pub deleted_manifest_lists_count: u64,
-    /// Statistics files (table and partition statistics) of expired snapshots deleted.
+    /// Statistics files (table and partition statistics) of expired snapshots deleted, and
+    /// their file-bounds index files (roots, and sidecars no remaining snapshot names).
     pub deleted_statistics_files_count: u64,
 }
 
@@ -165,6 +167,24 @@ impl Table {
             .filter(|(id, p)| is_expired(*id) && !kept_statistics.contains(p))
             .map(|(_, p)| (*p).to_string())
             .collect();
+        // The file-bounds index files of the expired snapshots (their roots and the sidecars
+        // no remaining root names), counted as statistics files.
+        let (mut expired_roots, mut kept_roots) = (Vec::new(), Vec::new());
+        for s in metadata.snapshots() {
+            if let Some(root) = bounds_index::root_of(s) {
+                match is_expired(s.snapshot_id()) {
+                    true => expired_roots.push(root.clone()),
+                    false => kept_roots.push(root.clone()),
+                }
+            }
+        }
+        let kept_index: HashSet<String> = bounds_index::index_files(storage, &kept_roots)
+            .into_iter()
+            .collect();
+        let index_files: BTreeSet<String> = bounds_index::index_files(storage, &expired_roots)
+            .into_iter()
+            .filter(|p| !kept_index.contains(p))
+            .collect();
         // Data and delete files first, manifest lists last: a cleanup cut short leaves only
         // unreferenced files behind, which the orphan listing finds.
         let mut doomed: Vec<(String, Doomed)> = content_files.into_iter().collect();
@@ -173,6 +193,7 @@ impl Table {
                 .into_iter()
                 .map(|p| (p, Doomed::Statistics)),
         );
+        doomed.extend(index_files.into_iter().map(|p| (p, Doomed::Statistics)));
         doomed.extend(manifest_paths.into_iter().map(|p| (p, Doomed::Manifest)));
         doomed.extend(expired_lists.into_iter().map(|p| (p, Doomed::ManifestList)));
 
@@ -200,7 +221,8 @@ impl Table {
     /// Referenced are: the current metadata file and those in its metadata log, every
     /// snapshot's manifest list, every manifest those lists name and every file those manifests
     /// list as live (a DELETED entry does not keep its file: the snapshots that still read it
-    /// list it as live themselves), and statistics files. The listing reloads the table
+    /// list it as live themselves), statistics files, and every snapshot's file-bounds index (its
+    /// root and the sidecars the root names). The listing reloads the table
     /// first; on local disk, symbolic links are neither followed nor listed. Choose a horizon
     /// well before the start of any write still in progress (Java's default is 3 days): a
     /// running writer's files are unreferenced until it commits.
@@ -249,6 +271,11 @@ impl Table {
                 .partition_statistics_iter()
                 .map(|s| s.statistics_path.clone()),
         );
+        let roots: Vec<String> = metadata
+            .snapshots()
+            .filter_map(|s| bounds_index::root_of(s).cloned())
+            .collect();
+        locations.extend(bounds_index::index_files(self.storage(), &roots));
         let lists: Vec<String> = metadata
             .snapshots()
             .map(|s| s.manifest_list().to_owned())

@@ -14,6 +14,7 @@ use iceberg::spec::DataFile;
 use super::column_stats::ColumnLeaf;
 use super::filter::ScanFilter;
 use crate::error::Result;
+use crate::file_index::TableFileIndex;
 use crate::table::Table;
 
 /// The files a filter keeps, decided once from the manifests, with what was skipped and why.
@@ -36,6 +37,8 @@ pub struct FilePlan {
     /// skipped, or why every file is read.
     pub reasons: Vec<String>,
     /// The file-pruning plan when the filter is one spatial leaf (its per-file decisions).
+    /// Planned from the persisted file-bounds index, it covers only the files of the manifests
+    /// not skipped whole on their boxes (the others count in `files_total`, not here).
     pub pruning: Option<PrunePlan>,
 }
 
@@ -64,6 +67,59 @@ impl Table {
     /// in another CRS, a literal of the wrong type).
     pub fn plan_files(&self, filter: &ScanFilter) -> Result<FilePlan> {
         let mut reasons = Vec::new();
+        let mut fallback = None;
+        // One window and nothing else, on a version whose file index is not in memory yet: the
+        // persisted file-bounds index reads a few small files instead of every manifest.
+        if let ScanFilter::Spatial {
+            column,
+            filter: window,
+        } = filter
+            && self.metadata().current_snapshot().is_some()
+            && self
+                .derived()
+                .get::<TableFileIndex>(&format!("file-index/{column}"))
+                .is_none()
+        {
+            match self.plan_from_bounds_index(column, window)? {
+                Ok(p) => {
+                    return Ok(FilePlan {
+                        files_skipped_spatial: p.files_total - p.files.len(),
+                        files: p.files,
+                        files_total: p.files_total,
+                        files_skipped_columns: 0,
+                        bytes_total: p.bytes_total,
+                        records_total: p.records_total,
+                        reasons: p.reasons,
+                        pruning: Some(p.pruning),
+                    });
+                }
+                Err(why) => fallback = Some(format!("{why}; planned from the manifests")),
+            }
+        }
+        // One window on an index in memory: the plan's positions are the files, with no path
+        // looked up (at 1 M files a lookup per file costs more than the plan).
+        if let ScanFilter::Spatial {
+            column,
+            filter: window,
+        } = filter
+        {
+            let index = self.file_index(column)?;
+            let plan = index.plan(window)?;
+            note_spatial_reasons(column, &index, &plan, &mut reasons);
+            reasons.extend(fallback);
+            let entries = index.files().entries();
+            let files: Vec<FileBounds> = plan.read_indices().map(|i| entries[i].clone()).collect();
+            return Ok(FilePlan {
+                files_total: entries.len(),
+                files_skipped_spatial: entries.len() - files.len(),
+                files_skipped_columns: 0,
+                bytes_total: entries.iter().map(|f| f.size_in_bytes).sum(),
+                records_total: entries.iter().map(|f| f.record_count).sum(),
+                files,
+                reasons,
+                pruning: Some(plan),
+            });
+        }
         let spatial = filter.spatial_columns();
         let files: Vec<FileBounds> = match spatial.first() {
             Some(column) => self.file_index(column)?.files().entries().to_vec(),
@@ -85,6 +141,7 @@ impl Table {
         if filter.is_anything() {
             reasons.push("no filter the files' bounds can decide: every file is read".into());
         }
+        reasons.extend(fallback);
         let mut plan = FilePlan {
             files_total: files.len(),
             reasons,
@@ -174,19 +231,8 @@ fn decide(
         ScanFilter::Column(p) => Decided::Column(ColumnLeaf::new(table, p)?),
         ScanFilter::Spatial { column, filter } => {
             let index = table.file_index(column)?;
-            for r in index.reasons() {
-                if !reasons.contains(r) {
-                    reasons.push(r.clone());
-                }
-            }
             let plan = index.plan(filter)?;
-            let (read, skipped) = (plan.read_summary(), plan.skip_summary());
-            if !read.is_empty() {
-                reasons.push(format!("{column}: files read: {}", read.join(", ")));
-            }
-            if !skipped.is_empty() {
-                reasons.push(format!("{column}: files skipped: {}", skipped.join(", ")));
-            }
+            note_spatial_reasons(column, &index, &plan, reasons);
             let entries = index.files().entries();
             let mut skips: HashSet<String> = entries.iter().map(|e| e.path.clone()).collect();
             for i in plan.read_indices() {
@@ -196,6 +242,27 @@ fn decide(
             Decided::Skips(skips)
         }
     })
+}
+
+/// The index's reasons (once) and what the plan of a window on `column` read and skipped.
+fn note_spatial_reasons(
+    column: &str,
+    index: &TableFileIndex,
+    plan: &PrunePlan,
+    reasons: &mut Vec<String>,
+) {
+    for r in index.reasons() {
+        if !reasons.contains(r) {
+            reasons.push(r.clone());
+        }
+    }
+    let (read, skipped) = (plan.read_summary(), plan.skip_summary());
+    if !read.is_empty() {
+        reasons.push(format!("{column}: files read: {}", read.join(", ")));
+    }
+    if !skipped.is_empty() {
+        reasons.push(format!("{column}: files skipped: {}", skipped.join(", ")));
+    }
 }
 
 impl Decided {

@@ -33,6 +33,7 @@ pub(crate) use commit::{
 use summary::SummaryBuilder;
 pub(crate) use validation::{ReadSet, validate_since};
 
+use crate::bounds_index::{self, FILE_BOUNDS_INDEX_SUMMARY_KEY};
 use crate::bridge;
 use crate::error::{Error, Result};
 use crate::lineage::inherited_first_row_ids;
@@ -61,6 +62,9 @@ pub(crate) struct SnapshotProducer<'a> {
     manifest_rewrite: Option<ManifestRewrite>,
     /// A statistics file of the new snapshot (already written).
     statistics: Option<StatisticsFile>,
+    /// The bytes of the data manifests this attempt wrote, by location: the file-bounds index
+    /// of the new snapshot is built from them without reading them back.
+    fresh_manifests: HashMap<String, bytes::Bytes>,
 }
 
 /// Live entries carried, unchanged, from replaced manifests into new ones (a
@@ -116,6 +120,7 @@ impl<'a> SnapshotProducer<'a> {
             manifests_written: 0,
             manifest_rewrite: None,
             statistics: None,
+            fresh_manifests: HashMap::new(),
         }
     }
 
@@ -387,8 +392,19 @@ impl<'a> SnapshotProducer<'a> {
             });
         }
 
+        let mut extra = self.summary.clone();
+        if let Some(root) = bounds_index::write_for_commit(
+            table,
+            self.snapshot_id,
+            md.next_sequence_number(),
+            &manifests,
+            &self.fresh_manifests,
+            &mut self.written,
+        )? {
+            extra.insert(FILE_BOUNDS_INDEX_SUMMARY_KEY.to_string(), root);
+        }
         let parent = md.current_snapshot().map(|s| s.summary());
-        let summary = summary.build(self.operation.clone(), parent, &self.summary);
+        let summary = summary.build(self.operation.clone(), parent, &extra);
         let snapshot = self.write_manifest_list(&mem, manifests, summary)?;
         let mut builder = TableMetadataBuilder::new_from_metadata(
             md.clone(),
@@ -454,7 +470,11 @@ impl<'a> SnapshotProducer<'a> {
         let location = join(&table.metadata_dir(), &name);
         // Recorded first: a write whose reply was lost leaves the file behind.
         self.written.push(location.clone());
+        let avro = bytes::Bytes::from(avro);
         table.storage().write_new(&location, avro.clone())?;
+        if content == ManifestContentType::Data {
+            self.fresh_manifests.insert(location.clone(), avro.clone());
+        }
         manifest.manifest_path = location;
         manifest.manifest_length = avro.len() as i64;
         Ok(manifest)

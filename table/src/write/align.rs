@@ -156,6 +156,9 @@ impl BatchAligner {
                 )));
             }
             if let Some(geo) = &c.geo {
+                if let Ok(field) = batch.schema().field_with_name(name) {
+                    check_edges(name, geo, field)?;
+                }
                 let label = batch
                     .schema()
                     .field_with_name(name)
@@ -241,6 +244,44 @@ fn check_cells(column: &str, geometry: &str, given: &ArrayRef, derived: &Int64Ar
     }
     Ok(())
 }
+
+/// Refuses a batch field that GeoArrow types as planar geometry (`geoarrow.wkb` or
+/// `geoarrow.wkt` without `edges` / `algorithm`, or `"edges": "planar"`; what SedonaDB's geometry values
+/// carry) for a geography column: the one place every write (append, import, `INSERT`, `CREATE
+/// TABLE AS`, `MERGE`, `UPDATE`) passes. Plain `Binary` WKB without extension metadata is
+/// accepted as the column's, as seed 004 accepts a value with no SRID.
+fn check_edges(column: &str, geo: &ColumnType, field: &Field) -> Result<()> {
+    if !matches!(geo, ColumnType::Geography { .. }) {
+        return Ok(());
+    }
+    let metadata = field.metadata();
+    let geoarrow = metadata
+        .get(GEOARROW_EXTENSION_NAME)
+        .is_some_and(|n| n == "geoarrow.wkb" || n == "geoarrow.wkt");
+    if !geoarrow {
+        return Ok(());
+    }
+    let edges = metadata
+        .get(GEOARROW_EXTENSION_METADATA)
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+        .and_then(|m| {
+            // GeoArrow's `edges`; the Parquet reader's extension type says `algorithm`.
+            let edges = m.get("edges").or_else(|| m.get("algorithm"));
+            edges.and_then(|e| e.as_str()).map(str::to_owned)
+        });
+    if edges.is_none_or(|e| e.eq_ignore_ascii_case("planar")) {
+        return Err(Error::GeometryIntoGeography {
+            column: column.to_string(),
+            column_type: crate::schema::DataType::Geo(geo.clone()).to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Arrow's field metadata key naming an extension type.
+const GEOARROW_EXTENSION_NAME: &str = "ARROW:extension:name";
+/// Arrow's field metadata key holding an extension type's parameters (GeoArrow's CRS, edges).
+const GEOARROW_EXTENSION_METADATA: &str = "ARROW:extension:metadata";
 
 /// Checks each distinct value SRID once against the column (EWKB SRID, else the batch label).
 fn check_srids(
