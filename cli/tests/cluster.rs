@@ -8,53 +8,11 @@ mod common;
 
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::*;
 use geoberg_testkit::{PostgresServer, S3Server};
-
-/// The warehouse and catalog every process of a test shares.
-struct Remote<'a> {
-    s3: &'a S3Server,
-    warehouse: String,
-    catalog: String,
-    dir: tempfile::TempDir,
-}
-
-impl Remote<'_> {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_geoberg"));
-        command
-            .arg("--warehouse")
-            .arg(&self.warehouse)
-            .arg("--catalog-uri")
-            .arg(&self.catalog)
-            .args(args)
-            .envs(self.s3.env())
-            .current_dir(self.dir.path());
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let out = self.command(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
-    /// Starts a long-running `geoberg` process, its output in `log`.
-    fn spawn(&self, args: &[&str], log: &Path) -> Child {
-        let log = std::fs::File::create(log).unwrap();
-        self.command(args)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap()
-    }
-}
 
 /// A scheduler and executors, killed when dropped.
 struct Cluster {
@@ -128,22 +86,19 @@ fn start_cluster(remote: &Remote<'_>, executors: usize) -> Cluster {
     cluster
 }
 
-/// The rows of one `sql --json` statement, as JSON text (order as returned).
+/// The rows of one `sql --json` statement (one JSON object), as JSON text (order as returned).
 fn rows(run: Run) -> String {
     let j = run.ok().json();
-    j[0]["rows"].to_string()
+    let rows = &j["rows"];
+    assert!(rows.is_array(), "no rows in {j}");
+    rows.to_string()
 }
 
 #[test]
 fn queries_on_a_cluster_return_the_single_node_rows() {
     let s3 = S3Server::shared();
     let pg = PostgresServer::shared();
-    let remote = Remote {
-        s3,
-        warehouse: format!("s3://{}/warehouse", s3.fresh_bucket().unwrap()),
-        catalog: pg.fresh_database().unwrap(),
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let remote = Remote::new(s3, pg);
     let points = scattered_points(3_000);
     let file = remote.dir.path().join("points.parquet");
     write_points(&file, &points, None);
@@ -217,6 +172,64 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         "{}",
         explain.stdout
     );
+
+    // CREATE SPATIAL INDEX through the cluster: the executors run the key-range tasks (the
+    // notice names the processes, which must be the executors started here), the coordinator
+    // commits once, and every query still returns the single-node rows.
+    let snapshots = |remote: &Remote<'_>| {
+        let j = remote.run(&["--json", "inspect", "db.points"]).ok().json();
+        (
+            j["snapshots"].as_array().unwrap().len(),
+            j["overlap_depth"].as_f64().unwrap(),
+        )
+    };
+    let (before, depth_before) = snapshots(&remote);
+    let before_rows: Vec<String> = suite[..6]
+        .iter()
+        .map(|sql| rows(remote.run(&["--json", "sql", sql])))
+        .collect();
+    let index = remote
+        .run(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "--json",
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.points USING hilbert(geometry, 12) \
+             OPTIONS map('target-file-count', '6')",
+        ])
+        .ok()
+        .json();
+    let notices = index["notices"].to_string();
+    let executor_pids: Vec<String> = cluster.processes[1..]
+        .iter()
+        .map(|p| format!("executor pid {}", p.id()))
+        .collect();
+    let parts = notices
+        .split("executor pid ")
+        .skip(1)
+        .map(|rest| {
+            let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            format!("executor pid {pid}")
+        })
+        .collect::<Vec<_>>();
+    assert!(!parts.is_empty(), "the tasks ran on the executors: {index}");
+    for part in &parts {
+        assert!(
+            executor_pids.contains(part),
+            "{part} in {notices} is not one of {executor_pids:?}"
+        );
+    }
+    let (after, depth_after) = snapshots(&remote);
+    assert_eq!(after, before + 1, "one commit");
+    assert!(
+        depth_after < depth_before,
+        "clustered files overlap less: {depth_before} -> {depth_after}"
+    );
+    for (sql, before) in suite[..6].iter().zip(&before_rows) {
+        let distributed =
+            rows(remote.run(&["--scheduler", &cluster.scheduler, "--json", "sql", sql]));
+        assert_eq!(&distributed, before, "after the distributed rewrite: {sql}");
+    }
 
     // An executor killed (SIGKILL): the scheduler gives its work to the other one.
     let mut killed = cluster.processes.pop().unwrap();

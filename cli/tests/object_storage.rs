@@ -9,43 +9,11 @@ use std::process::Command;
 use common::*;
 use geoberg_testkit::{PostgresServer, S3Server};
 
-struct Remote<'a> {
-    s3: &'a S3Server,
-    bucket: String,
-    catalog: String,
-    dir: tempfile::TempDir,
-}
-
-impl Remote<'_> {
-    fn run(&self, args: &[&str]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_geoberg"))
-            .arg("--warehouse")
-            .arg(format!("s3://{}/warehouse", self.bucket))
-            .arg("--catalog-uri")
-            .arg(&self.catalog)
-            .args(args)
-            .envs(self.s3.env())
-            .current_dir(self.dir.path())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-}
-
 #[test]
 fn a_warehouse_in_s3_with_a_postgresql_catalog() {
     let s3 = S3Server::shared();
     let pg = PostgresServer::shared();
-    let remote = Remote {
-        s3,
-        bucket: s3.fresh_bucket().unwrap(),
-        catalog: pg.fresh_database().unwrap(),
-        dir: tempfile::tempdir().unwrap(),
-    };
+    let remote = Remote::new(s3, pg);
     let points = scattered_points(2_000);
     let file = remote.dir.path().join("points.parquet");
     write_points(&file, &points, None);

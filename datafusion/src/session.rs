@@ -11,7 +11,7 @@ use datafusion::logical_expr::ScalarUDF;
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
 use geoberg_sql::Statement;
-use geoberg_table::Catalog;
+use geoberg_table::{Catalog, RewriteRunner};
 use sedona::context::SedonaContext;
 use sedona_expr::scalar_udf::ScalarKernelRef;
 
@@ -154,6 +154,7 @@ pub struct Session {
     context: SedonaContext,
     provider: GeobergCatalogProvider,
     catalog_name: String,
+    rewrite_runner: Option<Arc<dyn RewriteRunner>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -188,7 +189,15 @@ impl Session {
             context,
             provider,
             catalog_name: catalog_name.to_string(),
+            rewrite_runner: None,
         })
+    }
+
+    /// The same session running the tasks of `CREATE SPATIAL INDEX` and `rewrite_data_files`
+    /// through `runner` (a cluster's executors); planning and the commit stay here.
+    pub fn with_rewrite_runner(mut self, runner: Arc<dyn RewriteRunner>) -> Session {
+        self.rewrite_runner = Some(runner);
+        self
     }
 
     /// The SedonaDB context (for DataFrames, registering more tables, settings).
@@ -290,9 +299,16 @@ impl Session {
                 }
                 let catalog = Arc::clone(self.provider.catalog());
                 let name = self.catalog_name.clone();
+                let runner = self.rewrite_runner.clone();
                 tokio::task::spawn_blocking(move || {
                     let mut notices = Vec::new();
-                    let batches = crate::statements::run(&catalog, &name, &parsed, &mut notices)?;
+                    let batches = crate::statements::run(
+                        &catalog,
+                        &name,
+                        &parsed,
+                        runner.as_deref(),
+                        &mut notices,
+                    )?;
                     Ok((batches, notices, Vec::new()))
                 })
                 .await

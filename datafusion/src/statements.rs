@@ -6,16 +6,18 @@ use arrow_array::{BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_crs::{ColumnType as GeoType, Crs};
 use geoberg_sql::{ShowTablesRequest, Statement};
-use geoberg_table::{Catalog, CreateTable, Table};
+use geoberg_table::{Catalog, CreateTable, RewriteRunner, Table};
 
 use crate::error::{Error, Result};
 use crate::statement_support::{load, one_row_of_counts, resolve};
 
-/// Runs a geoberg statement against `catalog` (named `catalog_name` in SQL). Blocking.
+/// Runs a geoberg statement against `catalog` (named `catalog_name` in SQL). Blocking. A rewrite
+/// runs its tasks through `rewrite_runner` when there is one (a cluster).
 pub(crate) fn run(
     catalog: &Arc<dyn Catalog>,
     catalog_name: &str,
     statement: &Statement,
+    rewrite_runner: Option<&dyn RewriteRunner>,
     notices: &mut Vec<String>,
 ) -> Result<Vec<RecordBatch>> {
     match statement {
@@ -45,7 +47,11 @@ pub(crate) fn run(
         Statement::ShowTables(request) => show_tables(catalog, catalog_name, request),
         Statement::Rewrite(request) => {
             let table = load(catalog, catalog_name, &request.table)?;
-            let (table, report) = table.execute_rewrite(request)?;
+            let mut rewrite = table.rewrite_request(request)?;
+            if let Some(runner) = rewrite_runner {
+                rewrite = rewrite.runner(runner);
+            }
+            let (table, report) = rewrite.execute()?;
             warn_metrics_positions(&table, notices)?;
             notices.push(format!(
                 "rewrote table {}: {} files ({} bytes) replaced by {} files",
@@ -54,6 +60,9 @@ pub(crate) fn run(
                 report.rewritten_bytes_count,
                 report.added_data_files_count
             ));
+            if !report.workers.is_empty() {
+                notices.push(workers_notice(&report.workers));
+            }
             let counts = [
                 (
                     "rewritten_data_files_count",
@@ -350,4 +359,18 @@ fn geo_type_sql(t: &GeoType) -> String {
         GeoType::Geometry { crs: c } => format!("geometry({})", crs(c)),
         GeoType::Geography { crs: c, edges } => format!("geography({}, {})", crs(c), edges.name()),
     }
+}
+
+/// Where a rewrite's parts ran: `its tasks ran in 5 parts: executor pid 7 (3), executor pid 9 (2)`.
+fn workers_notice(workers: &[String]) -> String {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for w in workers {
+        *counts.entry(w.as_str()).or_default() += 1;
+    }
+    let places: Vec<String> = counts.iter().map(|(w, n)| format!("{w} ({n})")).collect();
+    format!(
+        "its tasks ran in {} parts: {}",
+        workers.len(),
+        places.join(", ")
+    )
 }

@@ -20,6 +20,7 @@ use geoberg_datafusion::{
 use geoberg_table::TableIdent;
 
 use crate::keep_fields::KeepFieldsExec;
+use crate::rewrite_tasks::{RewriteTasks, RewriteTasksExec, RewriteTasksTable};
 
 /// Tag of what Ballista's codecs encoded.
 const BALLISTA: u8 = b'B';
@@ -27,6 +28,8 @@ const BALLISTA: u8 = b'B';
 const GEOBERG: u8 = b'G';
 /// Tag of a node written with its fields kept ([`KeepFieldsExec`]).
 const KEEP_FIELDS: u8 = b'T';
+/// Tag of a rewrite's tasks ([`RewriteTasksTable`], [`RewriteTasksExec`]).
+const REWRITE: u8 = b'R';
 /// geoberg's version, written after the tag of every geoberg node: a process of another
 /// version refuses the node by name instead of misreading it.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -56,8 +59,8 @@ fn check_version(rest: &[u8]) -> Result<&[u8]> {
 }
 
 /// Logical plans from a client to the scheduler: a geoberg table travels as its name and is
-/// opened again from the scheduler's catalog (its current version, as a local query reads it);
-/// everything else is Ballista's.
+/// opened again from the scheduler's catalog (its current version, as a local query reads it); a
+/// rewrite's tasks travel whole ([`RewriteTasksTable`]); everything else is Ballista's.
 #[derive(Debug, Default)]
 pub struct GeobergLogicalCodec {
     ballista: BallistaLogicalExtensionCodec,
@@ -118,6 +121,9 @@ impl LogicalExtensionCodec for GeobergLogicalCodec {
                     .map_err(|e| DataFusionError::Plan(e.to_string()))?;
                 Ok(Arc::new(provider))
             }
+            Some((&REWRITE, rest)) => Ok(Arc::new(RewriteTasksTable::new(RewriteTasks::decode(
+                check_version(rest)?,
+            )?))),
             Some((&BALLISTA, rest)) => self
                 .ballista
                 .try_decode_table_provider(rest, table_ref, schema, ctx),
@@ -134,6 +140,12 @@ impl LogicalExtensionCodec for GeobergLogicalCodec {
         if let Some(table) = node.downcast_ref::<GeobergTableProvider>() {
             buf.push(GEOBERG);
             buf.extend_from_slice(table.ident().to_string().as_bytes());
+            return Ok(());
+        }
+        if let Some(rewrite) = node.downcast_ref::<RewriteTasksTable>() {
+            buf.push(REWRITE);
+            write_version(buf);
+            buf.extend(rewrite.tasks().encode()?);
             return Ok(());
         }
         buf.push(BALLISTA);
@@ -166,7 +178,8 @@ impl LogicalExtensionCodec for GeobergLogicalCodec {
 }
 
 /// Physical plans from the scheduler to executors: Ballista's shuffle nodes, geoberg's scan
-/// node, nodes whose fields must be kept ([`KeepFieldsExec`]) and typed expressions; any other
+/// node, a rewrite's tasks ([`RewriteTasksExec`]), nodes whose fields must be kept
+/// ([`KeepFieldsExec`]) and typed expressions; any other
 /// extension node is refused with its name.
 #[derive(Debug, Default)]
 pub struct GeobergClusterCodec {
@@ -186,6 +199,9 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
             Some((&KEEP_FIELDS, rest)) => {
                 KeepFieldsExec::decode_node(check_version(rest)?, inputs, ctx, self)
             }
+            Some((&REWRITE, rest)) => Ok(Arc::new(RewriteTasksExec::new(Arc::new(
+                RewriteTasks::decode(check_version(rest)?)?,
+            )))),
             Some((&BALLISTA, rest)) => self.ballista.try_decode(rest, inputs, ctx),
             _ => exec_err!("encoded plan node has no geoberg codec tag"),
         }
@@ -196,6 +212,12 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
             buf.push(GEOBERG);
             write_version(buf);
             return self.geoberg.try_encode(node, buf);
+        }
+        if let Some(rewrite) = node.downcast_ref::<RewriteTasksExec>() {
+            buf.push(REWRITE);
+            write_version(buf);
+            buf.extend(rewrite.tasks().encode()?);
+            return Ok(());
         }
         if let Some(keep) = node.downcast_ref::<KeepFieldsExec>() {
             buf.push(KEEP_FIELDS);

@@ -12,6 +12,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use geoberg_datafusion::engine_context;
 use geoberg_table::{Storage, split_location};
 
+use crate::cluster_config::cluster_config;
 use crate::codec::{GeobergClusterCodec, GeobergLogicalCodec};
 use crate::error::{Error, Result};
 use crate::typed_literal::TypedLiteral;
@@ -49,10 +50,7 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
     let state = context.ctx.state();
     let physical = Arc::new(GeobergClusterCodec::default());
     let logical = Arc::new(GeobergLogicalCodec::client());
-    let base_config = state
-        .config()
-        .clone()
-        .upgrade_for_ballista()
+    let base_config = cluster_config(state.config().clone())
         .with_ballista_logical_extension_codec(logical.clone())
         .with_ballista_physical_extension_codec(physical.clone());
     let work_dir = match &options.work_dir {

@@ -4,7 +4,9 @@
 //! (files and row groups pruned once, there), splits them into stages and hands their tasks to
 //! executors ([`run_executor`]), which read the warehouse's files through geoberg's storage and
 //! run SedonaDB's functions. A [`connect`]ed [`Session`](geoberg_datafusion::Session) sends its
-//! queries to the scheduler and runs writes and geoberg's table operations itself.
+//! queries to the scheduler, runs the key-range tasks of `CREATE SPATIAL INDEX` and
+//! `rewrite_data_files` on the executors ([`ClusterRewriteRunner`]; it plans and commits
+//! them itself), and runs writes and the other table operations itself.
 //!
 //! Plans cross processes in DataFusion's protobuf with geoberg's codecs: tables travel by name
 //! ([`GeobergLogicalCodec`]), the scan node with its planned files
@@ -36,11 +38,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod cluster_config;
 mod codec;
 mod error;
 mod executor;
 mod keep_fields;
 mod planner;
+mod rewrite_tasks;
 mod scheduler;
 mod session;
 mod typed_literal;
@@ -50,6 +54,7 @@ pub use error::{Error, Result};
 pub use executor::{ExecutorOptions, run_executor};
 pub use keep_fields::{KeepFieldTypes, KeepFieldsExec};
 pub use planner::{ClusterQueryPlanner, runs_on_coordinator};
+pub use rewrite_tasks::{ClusterRewriteRunner, RewriteTasks, RewriteTasksExec, RewriteTasksTable};
 pub use scheduler::{SchedulerOptions, run_scheduler};
 pub use session::{connect, scheduler_address};
 pub use typed_literal::{TYPED_LITERAL, TypedLiteral, encode_typed_literals};

@@ -13,6 +13,7 @@ use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use geoberg_datafusion::sedona_context;
 use geoberg_table::Catalog;
 
+use crate::cluster_config::cluster_config;
 use crate::codec::{GeobergClusterCodec, GeobergLogicalCodec};
 use crate::error::{Error, Result};
 use crate::keep_fields::KeepFieldTypes;
@@ -64,10 +65,7 @@ async fn scheduler_config(options: &SchedulerOptions) -> Result<SchedulerConfig>
     let base = SessionStateBuilder::new_from_existing(context.ctx.state())
         .with_physical_optimizer_rule(Arc::new(KeepFieldTypes))
         .build();
-    let base_config = base
-        .config()
-        .clone()
-        .upgrade_for_ballista()
+    let base_config = cluster_config(base.config().clone())
         .with_ballista_logical_extension_codec(logical.clone())
         .with_ballista_physical_extension_codec(physical.clone());
     let producer_config = base_config.clone();

@@ -10,9 +10,11 @@ use datafusion_proto::protobuf::LogicalPlanNode;
 use geoberg_datafusion::Session;
 use geoberg_table::Catalog;
 
+use crate::cluster_config::cluster_config;
 use crate::codec::GeobergLogicalCodec;
 use crate::error::{Error, Result};
 use crate::planner::ClusterQueryPlanner;
+use crate::rewrite_tasks::ClusterRewriteRunner;
 
 /// Partitions (tasks per stage) a cluster session plans by default, as Ballista's own remote
 /// sessions do: a scan's files and row groups are split into this many tasks for the
@@ -23,8 +25,10 @@ const CLUSTER_PARTITIONS: usize = 16;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A [`Session`] over `catalog` whose queries run on the cluster of the scheduler at
-/// `scheduler` (`df://host:port`); writes, DDL and geoberg's table operations run in this
-/// process, as without a cluster. Fails at once when nothing answers at the address.
+/// `scheduler` (`df://host:port`), as do the tasks of `CREATE SPATIAL INDEX` and
+/// `rewrite_data_files` (planned and committed here); writes, DDL and the other table
+/// operations run in this process, as without a cluster. Fails at once when nothing answers at
+/// the address.
 pub async fn connect(
     scheduler: &str,
     catalog: Arc<dyn Catalog>,
@@ -47,10 +51,7 @@ pub async fn connect(
     let url = format!("http://{address}");
     let session = Session::with_state(catalog, catalog_name, move |state| {
         let codec = Arc::new(GeobergLogicalCodec::client());
-        let config = state
-            .config()
-            .clone()
-            .upgrade_for_ballista()
+        let config = cluster_config(state.config().clone())
             .with_target_partitions(CLUSTER_PARTITIONS)
             .with_ballista_logical_extension_codec(codec.clone());
         let remote = BallistaQueryPlanner::<LogicalPlanNode>::with_extension(
@@ -65,7 +66,12 @@ pub async fn connect(
             .build())
     })
     .await?;
-    Ok(session)
+    let runner = ClusterRewriteRunner::new(
+        session.context().ctx.clone(),
+        address,
+        tokio::runtime::Handle::current(),
+    );
+    Ok(session.with_rewrite_runner(Arc::new(runner)))
 }
 
 /// `host:port` of a scheduler written `df://host:port` (or `host:port`).

@@ -119,10 +119,6 @@ async fn client_to_scheduler_to_executor() {
         .unwrap();
     let state = scheduler.ctx.state();
     let physical = state.create_physical_plan(&decoded).await.unwrap();
-    println!(
-        "{}",
-        datafusion::physical_plan::displayable(physical.as_ref()).indent(true)
-    );
     let bytes = send(&physical);
     let cluster = GeobergClusterCodec::default();
     let executor = engine_context().await.unwrap();
@@ -136,4 +132,132 @@ async fn client_to_scheduler_to_executor() {
         pretty_format_batches(&expected).unwrap().to_string(),
         pretty_format_batches(&got).unwrap().to_string()
     );
+}
+
+/// A rewrite's tasks: the table the client sends (logical) and the node the scheduler sends
+/// (physical) carry the whole job; the executor's partitions run the parts and return their
+/// outcomes, whose files are the job's.
+#[tokio::test]
+async fn a_rewrite_job_travels_to_an_executor_and_runs_there() {
+    use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType as ArrowType, Field, Schema};
+    use datafusion_proto::logical_plan::AsLogicalPlan;
+    use datafusion_proto::protobuf::LogicalPlanNode;
+    use geoberg_distributed::{GeobergLogicalCodec, RewriteTasks, RewriteTasksTable};
+    use geoberg_table::{
+        Catalog, Column, CreateTable, DataType, RewriteJob, RewriteJobOutcome, SqliteCatalog,
+        TableIdent,
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let catalog: Arc<dyn Catalog> = Arc::new(
+        SqliteCatalog::open(dir.path().join("c.db"), "geoberg", dir.path().join("wh")).unwrap(),
+    );
+    catalog.create_namespace("db").unwrap();
+    let mut table = CreateTable::new([
+        Column::new("id", DataType::Long).required(),
+        Column::new("geom", DataType::geometry(4326)),
+    ])
+    .create(Arc::clone(&catalog), &TableIdent::new("db", "pts").unwrap())
+    .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("geom", ArrowType::Binary, true)
+            .with_metadata([("srid".to_string(), "4326".to_string())].into()),
+    ]));
+    for f in 0..3i64 {
+        let ids: Vec<i64> = (f * 400..(f + 1) * 400).collect();
+        let wkb: Vec<Vec<u8>> = ids
+            .iter()
+            .map(|&i| {
+                let (x, y) = ((i * 37 % 360) as f64 - 180.0, (i * 13 % 170) as f64 - 85.0);
+                [&[1u8, 1, 0, 0, 0][..], &x.to_le_bytes(), &y.to_le_bytes()].concat()
+            })
+            .collect();
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(BinaryArray::from_iter_values(wkb.iter())),
+            ],
+        )
+        .unwrap();
+        table = table.append(&[batch]).unwrap().0;
+    }
+    let planned = table
+        .rewrite()
+        .hilbert("geom", 10)
+        .option("target-file-count", "4")
+        .plan()
+        .unwrap();
+    let job = RewriteJob {
+        table: table.ident().to_string(),
+        metadata_location: table.metadata_location().to_string(),
+        run: "run-1".into(),
+        tasks: (0..planned.plan.tasks.len()).collect(),
+        plan: planned.plan,
+    };
+    let tasks = RewriteTasks {
+        parts: job.split(2),
+        job: job.clone(),
+    };
+    assert_eq!(tasks.parts.len(), 2, "{} tasks", job.tasks.len());
+
+    // Client to scheduler.
+    let client = engine_context().await.unwrap();
+    let frame = client
+        .ctx
+        .read_table(Arc::new(RewriteTasksTable::new(tasks.clone())))
+        .unwrap();
+    let codec = GeobergLogicalCodec::client();
+    let mut bytes = Vec::new();
+    LogicalPlanNode::try_from_logical_plan(frame.logical_plan(), &codec)
+        .unwrap()
+        .try_encode(&mut bytes)
+        .unwrap();
+    let scheduler = engine_context().await.unwrap();
+    let decoded = LogicalPlanNode::try_decode(&bytes)
+        .unwrap()
+        .try_into_logical_plan(&scheduler.ctx.task_ctx(), &codec)
+        .unwrap();
+    let physical = scheduler
+        .ctx
+        .state()
+        .create_physical_plan(&decoded)
+        .await
+        .unwrap();
+    assert_eq!(physical.properties().partitioning.partition_count(), 2);
+
+    // Scheduler to executor, which runs both parts.
+    let bytes = send(&physical);
+    let executor = engine_context().await.unwrap();
+    let task = executor.ctx.task_ctx();
+    let remote: Arc<dyn ExecutionPlan> = PhysicalPlanNode::try_decode(&bytes)
+        .unwrap()
+        .try_into_physical_plan(&task, &GeobergClusterCodec::default())
+        .unwrap();
+    let batches = collect(remote, task).await.unwrap();
+    let mut outcomes: Vec<RewriteJobOutcome> = batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+            (0..c.len())
+                .map(|i| serde_json::from_str(c.value(i)).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    outcomes.sort_by_key(|o| o.tasks.clone());
+    let ran: Vec<Vec<usize>> = outcomes.iter().map(|o| o.tasks.clone()).collect();
+    assert_eq!(ran, tasks.parts);
+    let rows: u64 = outcomes
+        .iter()
+        .flat_map(|o| &o.outcome.added)
+        .map(|f| f.record_count)
+        .sum();
+    assert_eq!(rows, 1_200, "every row written once");
+    for f in outcomes.iter().flat_map(|o| &o.outcome.added) {
+        assert!(f.location.contains("/data/run-1-"), "{}", f.location);
+        let path = f.location.trim_start_matches("file://");
+        assert!(std::path::Path::new(path).exists(), "{path}");
+    }
 }

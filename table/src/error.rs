@@ -95,6 +95,19 @@ pub enum Error {
         /// What to do instead.
         fix: String,
     },
+    /// A rewrite's tasks failed where a [`crate::RewriteRunner`] ran them (a cluster).
+    #[error(
+        "the rewrite's tasks failed on {runner}: {reason}; nothing was committed (files that \
+         failed tasks wrote are orphans, which `geoberg remove-orphans` lists); {fix}"
+    )]
+    RewriteRunner {
+        /// Where the tasks ran.
+        runner: String,
+        /// The runner's error.
+        reason: String,
+        /// What to do.
+        fix: String,
+    },
     /// A schema that cannot become an Iceberg table schema.
     #[error("invalid schema: {0}")]
     Schema(String),

@@ -186,6 +186,7 @@ pub use ops::maintenance::ExpireReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
 };
+pub use ops::rewrite_job::{RewriteJob, RewriteJobOutcome, RewriteRunner};
 pub use ops::rewrite_manifests::{
     DEFAULT_MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_PROPERTY, RewriteManifests,
     RewriteManifestsReport,

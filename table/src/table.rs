@@ -8,7 +8,7 @@ use iceberg::spec::{FormatVersion, ManifestFile, PrimitiveType, TableMetadata, T
 
 use crate::bridge::{self, GeoFields};
 use crate::cache::VersionCache;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, MemoryCatalog};
 use crate::error::{Error, Result};
 use crate::ident::TableIdent;
 use crate::manifest::read_manifest_list;
@@ -51,6 +51,25 @@ impl Table {
             catalog,
             ident.clone(),
             location,
+            metadata,
+            geo,
+        ))
+    }
+
+    /// The table version of one metadata file, read through `storage` without a catalog (a
+    /// worker given a rewrite job reads this version; it never commits).
+    pub(crate) fn at_metadata_file(
+        storage: Storage,
+        ident: TableIdent,
+        metadata_location: &str,
+    ) -> Result<Table> {
+        let bytes = storage.read(metadata_location)?;
+        let (metadata, geo) = bridge::metadata_from_json(&bytes, metadata_location)?;
+        let catalog = MemoryCatalog::new("rewrite-job", metadata.location())?.with_storage(storage);
+        Ok(Table::from_parts(
+            Arc::new(catalog),
+            ident,
+            metadata_location.to_string(),
             metadata,
             geo,
         ))

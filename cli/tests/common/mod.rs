@@ -273,3 +273,64 @@ pub fn geo_metadata(crs: Option<&str>) -> String {
         r#"{{"version":"1.1.0","primary_column":"geometry","columns":{{"geometry":{{"encoding":"WKB","geometry_types":["Point"]{crs}}}}}}}"#
     )
 }
+
+/// A warehouse in a fresh bucket of an S3 server and a fresh PostgreSQL catalog, shared by
+/// every process a test starts.
+pub struct Remote<'a> {
+    pub s3: &'a geoberg_testkit::S3Server,
+    pub bucket: String,
+    pub warehouse: String,
+    pub catalog: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl<'a> Remote<'a> {
+    /// A new bucket and database on the shared servers.
+    pub fn new(
+        s3: &'a geoberg_testkit::S3Server,
+        pg: &geoberg_testkit::PostgresServer,
+    ) -> Remote<'a> {
+        let bucket = s3.fresh_bucket().unwrap();
+        Remote {
+            s3,
+            warehouse: format!("s3://{bucket}/warehouse"),
+            bucket,
+            catalog: pg.fresh_database().unwrap(),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `geoberg --warehouse .. --catalog-uri .. <args>` with the S3 server's credentials.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_geoberg"));
+        command
+            .arg("--warehouse")
+            .arg(&self.warehouse)
+            .arg("--catalog-uri")
+            .arg(&self.catalog)
+            .args(args)
+            .envs(self.s3.env())
+            .current_dir(self.dir.path());
+        command
+    }
+
+    /// Runs `geoberg <args>` to the end.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// Starts a long-running `geoberg` process, its output in `log`.
+    pub fn spawn(&self, args: &[&str], log: &Path) -> std::process::Child {
+        let log = std::fs::File::create(log).unwrap();
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    }
+}

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `append.rs` | [`Table::append`](crate::Table::append), imports | `append` |
 //! | `rewrite.rs` | [`Table::rewrite`](crate::Table::rewrite): `CREATE SPATIAL INDEX`, `rewrite_data_files` | `replace` |
+//! | `rewrite_job.rs` | [`Rewrite::runner`](crate::Rewrite::runner): a rewrite's tasks run by other processes (a cluster), committed here | `replace` |
 //! | `incremental_clustering.rs` | the `incremental` option of [`Table::rewrite`](crate::Table::rewrite): only the key ranges new rows have grown | `replace` |
 //! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
@@ -26,7 +27,9 @@ pub(crate) mod maintain;
 pub(crate) mod maintenance;
 pub(crate) mod properties;
 pub(crate) mod rewrite;
+pub(crate) mod rewrite_job;
 pub(crate) mod rewrite_manifests;
+pub(crate) mod rewrite_storage;
 pub(crate) mod row_delta;
 pub(crate) mod schema;
 pub(crate) mod upgrade_geometry;

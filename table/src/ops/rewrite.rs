@@ -10,15 +10,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::io;
 use std::sync::Arc;
 
 use geoberg_crs::{ColumnType, Extent, HilbertSpec, default_hilbert_bounds};
 use geoberg_geostats::BBox;
 use geoberg_rewrite::{
-    DeletedRows, GeoColumns, InputFile, InputStorage, OutputFile, OutputStream, PartitionKey,
-    RandomAccess, RewriteError, RewriteOptions, RewritePlan, RewriteStorage, TargetSchema,
-    execute_tasks,
+    DeletedRows, GeoColumns, InputFile, OutputFile, PartitionKey, RewriteError, RewriteOptions,
+    RewriteOutcome, RewritePlan, execute_tasks,
 };
 use geoberg_rewrite::{RowOrder, plan_rewrite_ordered};
 use geoberg_sql::{NullOrder, Predicate, RewriteRequest, RewriteStrategy, SortField, SortOrder};
@@ -32,6 +30,8 @@ use crate::file_index::file_geometry_bbox;
 use crate::lineage::live_file_lineage;
 use crate::metrics::MetricsConfig;
 use crate::ops::incremental_clustering::IncrementalChoice;
+use crate::ops::rewrite_job::{RewriteJob, RewriteRunner};
+use crate::ops::rewrite_storage::TableRewriteStorage;
 use crate::properties::SPATIAL_INDEX_PROPERTY_PREFIX;
 use crate::scan::{ScanFilter, combined_predicate};
 use crate::snapshot::{
@@ -39,9 +39,8 @@ use crate::snapshot::{
 };
 use crate::sort_order::{row_order, table_sort_order};
 use crate::spatial_index::SpatialIndex;
-use crate::storage::{Storage, StorageFile, join};
+use crate::storage::StorageFile;
 use crate::table::{GeoColumn, Table};
-use crate::write::RewriteTarget;
 
 /// Snapshot summary key holding the index a rewrite clustered by (same JSON plus `column`).
 pub const SPATIAL_INDEX_SUMMARY_KEY: &str = "geoberg.spatial-index";
@@ -77,6 +76,9 @@ pub struct RewriteReport {
     pub index: SpatialIndex,
     /// The order the rows were written in.
     pub order: RowOrder,
+    /// Where the parts of a rewrite given to a [`RewriteRunner`] ran (empty when it ran in
+    /// this process).
+    pub workers: Vec<String>,
 }
 
 impl RewriteReport {
@@ -89,6 +91,7 @@ impl RewriteReport {
         self.removed_delete_files_count += batch.removed_delete_files_count;
         self.spilled_bytes += batch.spilled_bytes;
         self.snapshot_ids.extend(&batch.snapshot_ids);
+        self.workers.extend(batch.workers.iter().cloned());
     }
 }
 
@@ -179,6 +182,8 @@ pub struct Rewrite<'a> {
     progress: Option<Progress<'a>>,
     /// `CREATE SPATIAL INDEX` semantics: `rewrite-all` is true unless an option says otherwise.
     rewrite_all_default: bool,
+    /// Runs the tasks elsewhere (a cluster); `None`: in this process.
+    runner: Option<&'a dyn RewriteRunner>,
 }
 
 impl fmt::Debug for Rewrite<'_> {
@@ -240,6 +245,7 @@ impl Table {
             filter_sql: None,
             progress: None,
             rewrite_all_default: true,
+            runner: None,
         }
     }
 
@@ -360,6 +366,13 @@ impl<'a> Rewrite<'a> {
     /// of partitions is written (before its commit).
     pub fn on_progress(mut self, f: impl Fn(u64, u64) + Send + Sync + 'a) -> Self {
         self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Runs the rewrite's tasks through `runner` (a cluster's executors) instead of in this
+    /// process. Planning and the commit stay here, checked as for a local rewrite.
+    pub fn runner(mut self, runner: &'a dyn RewriteRunner) -> Self {
+        self.runner = Some(runner);
         self
     }
 
@@ -488,6 +501,7 @@ impl<'a> Rewrite<'a> {
             spilled_bytes: 0,
             index: planned.index.clone(),
             order: planned.plan.order.clone(),
+            workers: Vec::new(),
         };
         let total_bytes = plan.input_bytes();
         let progress = |done: u64| {
@@ -533,6 +547,7 @@ impl<'a> Rewrite<'a> {
                 geo: &geo,
                 metrics: &metrics,
                 starting,
+                runner: self.runner,
             };
             let result = batch.run(&current, || progress(done + group_bytes));
             done += group_bytes;
@@ -658,6 +673,7 @@ struct Batch<'a> {
     geo: &'a GeoColumn,
     metrics: &'a MetricsConfig,
     starting: (i64, i64),
+    runner: Option<&'a dyn RewriteRunner>,
 }
 
 impl Batch<'_> {
@@ -669,9 +685,15 @@ impl Batch<'_> {
     ) -> std::result::Result<(Table, RewriteReport), BatchError> {
         let planned = self.planned;
         let plan = &planned.plan;
-        // On failure the rewrite crate has already removed every file it wrote.
-        let outcome = execute_tasks(plan, self.tasks, self.storage)
-            .map_err(|e| BatchError::Definite(e.into()))?;
+        // On failure the rewrite crate (or the runner's parts) removed every file it wrote.
+        let (outcome, workers) = match self.runner {
+            None => (
+                execute_tasks(plan, self.tasks, self.storage)
+                    .map_err(|e| BatchError::Definite(e.into()))?,
+                Vec::new(),
+            ),
+            Some(runner) => self.run_elsewhere(runner, current)?,
+        };
         written();
         let cleanup = |table: &Table| {
             for f in &outcome.added {
@@ -769,6 +791,7 @@ impl Batch<'_> {
                         spilled_bytes: outcome.spilled_bytes,
                         index: index.clone(),
                         order: plan.order.clone(),
+                        workers,
                     },
                 ))
             }
@@ -777,6 +800,32 @@ impl Batch<'_> {
                 Err(BatchError::Definite(e))
             }
             Err(CommitFailure::Unknown(e)) => Err(BatchError::Unknown(e)),
+        }
+    }
+
+    /// The batch's tasks run by `runner`, its parts' outcomes checked and merged; the files of
+    /// parts that came back are removed when the parts do not add up.
+    fn run_elsewhere(
+        &self,
+        runner: &dyn RewriteRunner,
+        current: &Table,
+    ) -> std::result::Result<(RewriteOutcome, Vec<String>), BatchError> {
+        let job = RewriteJob {
+            table: current.ident().to_string(),
+            metadata_location: current.metadata_location().to_string(),
+            run: self.storage.run.clone(),
+            plan: self.planned.plan.clone(),
+            tasks: self.tasks.to_vec(),
+        };
+        let parts = runner.run(&job).map_err(BatchError::Definite)?;
+        match job.merge(&self.storage.data_dir, &parts) {
+            Ok(outcome) => Ok((outcome, parts.into_iter().map(|p| p.worker).collect())),
+            Err(e) => {
+                for f in parts.iter().flat_map(|p| &p.outcome.added) {
+                    let _ = current.storage().delete(&f.location);
+                }
+                Err(BatchError::Definite(e))
+            }
         }
     }
 
@@ -912,58 +961,6 @@ impl SnapshotOperation for ReplaceFiles {
             producer.set_statistics(statistics);
         }
         Ok(())
-    }
-}
-
-/// The rewrite's files through the table's storage: inputs by ranged reads, outputs as
-/// `<table>/data/<run id>-<task>-<seq>.parquet` multipart uploads.
-/// On a table whose schema changed, every output file gets the current columns
-/// ([`RewriteTarget`]).
-struct TableRewriteStorage {
-    storage: Storage,
-    data_dir: String,
-    run: String,
-    target: Option<RewriteTarget>,
-}
-
-impl TableRewriteStorage {
-    fn new(table: &Table) -> Result<Self> {
-        Ok(TableRewriteStorage {
-            storage: table.storage().clone(),
-            data_dir: table.data_dir(),
-            run: uuid::Uuid::now_v7().to_string(),
-            target: RewriteTarget::of(table)?,
-        })
-    }
-}
-
-impl InputStorage for TableRewriteStorage {
-    fn open(&self, location: &str) -> io::Result<Arc<dyn RandomAccess>> {
-        StorageFile::open(&self.storage, location)
-            .map(|f| Arc::new(f) as Arc<dyn RandomAccess>)
-            .map_err(io::Error::other)
-    }
-
-    fn target_schema(&self) -> Option<&dyn TargetSchema> {
-        self.target.as_ref().map(|t| t as &dyn TargetSchema)
-    }
-}
-
-impl RewriteStorage for TableRewriteStorage {
-    fn locate(&self, _partition: &PartitionKey, task: usize, seq: usize) -> String {
-        join(
-            &self.data_dir,
-            &format!("{}-{task:05}-{seq:03}.parquet", self.run),
-        )
-    }
-
-    fn create(&self, location: &str) -> io::Result<Box<dyn OutputStream>> {
-        let writer = self.storage.create(location).map_err(io::Error::other)?;
-        Ok(Box::new(writer))
-    }
-
-    fn remove(&self, location: &str) -> io::Result<()> {
-        self.storage.delete(location).map_err(io::Error::other)
     }
 }
 

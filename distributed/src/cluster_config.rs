@@ -1,0 +1,16 @@
+//! The engine settings every process of a cluster runs with.
+
+use ballista_core::extension::SessionConfigExt;
+use datafusion::prelude::SessionConfig;
+
+/// DataFusion's setting that lets the partitions of one file scan take each other's files.
+const WORK_STEALING: &str = "datafusion.execution.enable_file_stream_work_stealing";
+
+/// `config` made Ballista's, with file-stream work stealing off. DataFusion 54 lets sibling
+/// partitions of a scan share one queue of files (on by default); on a cluster each partition
+/// runs as its own task with its own copy of the plan, so each would read every file of the
+/// scan and every row would be counted once per partition. Found by the cluster suite
+/// (`cli/tests/cluster.rs`): a windowed `count(*)` over 2 partitions returned twice the rows.
+pub(crate) fn cluster_config(config: SessionConfig) -> SessionConfig {
+    config.upgrade_for_ballista().set_bool(WORK_STEALING, false)
+}
