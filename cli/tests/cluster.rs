@@ -231,10 +231,12 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         assert_eq!(&distributed, before, "after the distributed rewrite: {sql}");
     }
 
-    // An executor killed (SIGKILL): the scheduler gives its work to the other one.
+    // An executor killed (SIGKILL) between statements: the scheduler gives its work to the
+    // other one.
     let mut killed = cluster.processes.pop().unwrap();
     killed.kill().unwrap();
     killed.wait().unwrap();
+    // The surviving executor runs the suite.
     for sql in &suite[..4] {
         let local = rows(remote.run(&["--json", "sql", sql]));
         let distributed =

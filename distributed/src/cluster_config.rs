@@ -3,6 +3,14 @@
 use ballista_core::extension::SessionConfigExt;
 use datafusion::prelude::SessionConfig;
 
+/// Seconds between an executor's heartbeats to the scheduler (Ballista's default is 60).
+pub(crate) const HEARTBEAT_SECONDS: u64 = 5;
+
+/// Seconds without a heartbeat after which the scheduler takes an executor for lost and runs
+/// its tasks elsewhere (Ballista's default is 180: a killed executor stalled a query for three
+/// minutes).
+pub(crate) const EXECUTOR_TIMEOUT_SECONDS: u64 = 30;
+
 /// DataFusion's setting that lets the partitions of one file scan take each other's files.
 const WORK_STEALING: &str = "datafusion.execution.enable_file_stream_work_stealing";
 
