@@ -244,15 +244,23 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         assert_eq!(local, distributed, "after a lost executor: {sql}");
     }
 
-    // Writes run on the coordinator and are seen by the cluster's next query.
-    remote
+    // Writes run on the coordinator, say so, and are seen by the cluster's next query.
+    let insert = remote
         .run(&[
             "--scheduler",
             &cluster.scheduler,
+            "--json",
             "sql",
             "INSERT INTO db.zones VALUES (3, ST_GeomFromText('POINT (1 1)', 4326))",
         ])
-        .ok();
+        .ok()
+        .json();
+    assert!(
+        insert["notices"]
+            .to_string()
+            .contains("ran on the coordinator"),
+        "{insert}"
+    );
     let n = remote
         .run(&[
             "--scheduler",

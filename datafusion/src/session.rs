@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::FunctionRegistry;
 use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::sql::parser::DFParser;
 use geoberg_sql::Statement;
@@ -155,6 +155,8 @@ pub struct Session {
     provider: GeobergCatalogProvider,
     catalog_name: String,
     rewrite_runner: Option<Arc<dyn RewriteRunner>>,
+    /// Said of every write this session runs itself (a cluster session's coordinator).
+    write_notice: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -190,6 +192,7 @@ impl Session {
             provider,
             catalog_name: catalog_name.to_string(),
             rewrite_runner: None,
+            write_notice: None,
         })
     }
 
@@ -198,6 +201,19 @@ impl Session {
     pub fn with_rewrite_runner(mut self, runner: Arc<dyn RewriteRunner>) -> Session {
         self.rewrite_runner = Some(runner);
         self
+    }
+
+    /// The same session adding `notice` to the notices of every write it runs itself (INSERT,
+    /// UPDATE, DELETE, MERGE, CREATE TABLE AS): a cluster session says that these ran on the
+    /// coordinator.
+    pub fn with_write_notice(mut self, notice: impl Into<String>) -> Session {
+        self.write_notice = Some(notice.into());
+        self
+    }
+
+    /// The write notice, when there is one.
+    fn write_notices(&self) -> Vec<String> {
+        self.write_notice.iter().cloned().collect()
     }
 
     /// The SedonaDB context (for DataFrames, registering more tables, settings).
@@ -278,13 +294,19 @@ impl Session {
                     )
                     .await?
                 {
+                    let mut notices = notices;
+                    notices.extend(self.write_notices());
                     return Ok((batches, notices, Vec::new()));
                 }
                 let frame = self.context.sql(statement).await?;
+                let notices = match frame.logical_plan() {
+                    LogicalPlan::Dml(_) => self.write_notices(),
+                    _ => Vec::new(),
+                };
                 let task = Arc::new(frame.task_ctx());
                 let plan = frame.create_physical_plan().await?;
                 let batches = collect(Arc::clone(&plan), task).await?;
-                Ok((batches, Vec::new(), scan_reports(&plan)))
+                Ok((batches, notices, scan_reports(&plan)))
             }
             Route::Geoberg(parsed) => {
                 if let Statement::CreateTableAsSelect(request) = &*parsed {
@@ -295,6 +317,8 @@ impl Session {
                         request,
                     )
                     .await?;
+                    let mut notices = notices;
+                    notices.extend(self.write_notices());
                     return Ok((Vec::new(), notices, Vec::new()));
                 }
                 let catalog = Arc::clone(self.provider.catalog());

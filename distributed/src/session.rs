@@ -71,7 +71,12 @@ pub async fn connect(
         address,
         tokio::runtime::Handle::current(),
     );
-    Ok(session.with_rewrite_runner(Arc::new(runner)))
+    Ok(session
+        .with_rewrite_runner(Arc::new(runner))
+        .with_write_notice(
+            "ran on the coordinator (this process): writes are not distributed; their scans \
+             and CREATE SPATIAL INDEX are",
+        ))
 }
 
 /// `host:port` of a scheduler written `df://host:port` (or `host:port`).
