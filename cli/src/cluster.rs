@@ -22,6 +22,7 @@ pub fn scheduler(global: &GlobalArgs, args: &SchedulerArgs) -> Result<()> {
         catalog: ctx.dyn_catalog(),
         catalog_name: ctx.catalog_name.clone(),
     };
+    crate::cluster_log::install();
     eprintln!(
         "geoberg scheduler on {} (catalog {:?}, warehouse {}); Ctrl-C stops it",
         args.bind, ctx.catalog_name, ctx.warehouse
@@ -41,6 +42,7 @@ pub fn executor(global: &GlobalArgs, args: &ExecutorArgs) -> Result<()> {
         warehouse: warehouse.clone(),
         work_dir: args.work_dir.clone(),
     };
+    crate::cluster_log::install();
     eprintln!(
         "geoberg executor on {} for scheduler {scheduler} (warehouse {warehouse}); Ctrl-C stops it",
         args.bind

@@ -31,6 +31,7 @@ mod args;
 mod audit;
 mod bbox_columns;
 mod cluster;
+mod cluster_log;
 mod context;
 mod demo;
 mod error;
