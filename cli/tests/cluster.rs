@@ -231,11 +231,78 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         assert_eq!(&distributed, before, "after the distributed rewrite: {sql}");
     }
 
-    // An executor killed (SIGKILL) between statements: the scheduler gives its work to the
-    // other one.
+    // An executor killed (SIGKILL) as soon as it receives a part of a rewrite: the scheduler
+    // takes it for lost after the heartbeat timeout and the other executor runs the part again.
+    // One commit, every row once. (With Ballista's default push scheduling the job waited
+    // forever; see `distributed/src/cluster_config.rs`.)
+    let big = scattered_points(300_000);
+    let big_file = remote.dir.path().join("big.parquet");
+    write_points(&big_file, &big, None);
+    remote
+        .run(&[
+            "import",
+            big_file.to_str().unwrap(),
+            "--table",
+            "db.big",
+            "--rows-per-file",
+            "50000",
+        ])
+        .ok();
+    let count_big = "SELECT count(*) AS n, count(DISTINCT id) AS ids FROM db.big";
+    let before_big = rows(remote.run(&["--json", "sql", count_big]));
+    let big_snapshots = |remote: &Remote<'_>| {
+        let j = remote.run(&["--json", "inspect", "db.big"]).ok().json();
+        j["snapshots"].as_array().unwrap().len()
+    };
+    let snapshots_before = big_snapshots(&remote);
+    let victim_log = remote.dir.path().join("executor-1.log");
+    let tasks_started = || {
+        std::fs::read_to_string(&victim_log)
+            .unwrap_or_default()
+            .matches("Received task")
+            .count()
+    };
+    let started_before = tasks_started();
+    let rewrite = remote
+        .command(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "--json",
+            "sql",
+            "CREATE SPATIAL INDEX FOR db.big USING hilbert(geometry, 12) \
+             OPTIONS map('target-file-count', '4', 'max-concurrent-file-group-rewrites', '2')",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while tasks_started() == started_before && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut killed = cluster.processes.pop().unwrap();
+    let killed_pid = killed.id();
     killed.kill().unwrap();
     killed.wait().unwrap();
+    let out = rewrite.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!(
+        "rewrite with executor pid {killed_pid} killed in {:.1?}: {stdout}",
+        start.elapsed()
+    );
+    // Killed within milliseconds of receiving its part (which runs for seconds): the part ran
+    // again on the survivor.
+    assert!(
+        !stdout.contains(&format!("executor pid {killed_pid} ")),
+        "the killed executor's part was run again elsewhere: {stdout}"
+    );
+    assert_eq!(big_snapshots(&remote), snapshots_before + 1, "one commit");
+    assert_eq!(rows(remote.run(&["--json", "sql", count_big])), before_big);
     // The surviving executor runs the suite.
     for sql in &suite[..4] {
         let local = rows(remote.run(&["--json", "sql", sql]));

@@ -1,5 +1,6 @@
 //! The engine settings every process of a cluster runs with.
 
+use ballista_core::config::TaskSchedulingPolicy;
 use ballista_core::extension::SessionConfigExt;
 use datafusion::prelude::SessionConfig;
 
@@ -10,6 +11,12 @@ pub(crate) const HEARTBEAT_SECONDS: u64 = 5;
 /// its tasks elsewhere (Ballista's default is 180: a killed executor stalled a query for three
 /// minutes).
 pub(crate) const EXECUTOR_TIMEOUT_SECONDS: u64 = 30;
+
+/// How tasks reach executors: they ask for work (pull). With Ballista 54.1's default (push),
+/// a task reset on a lost executor is never offered again: the scheduler's `ExecutorLost`
+/// handler resets it without reviving offers, and the job waits forever (a `CREATE SPATIAL
+/// INDEX` whose executor was SIGKILLed mid-task waited > 10 minutes).
+pub(crate) const SCHEDULING_POLICY: TaskSchedulingPolicy = TaskSchedulingPolicy::PullStaged;
 
 /// DataFusion's setting that lets the partitions of one file scan take each other's files.
 const WORK_STEALING: &str = "datafusion.execution.enable_file_stream_work_stealing";

@@ -12,7 +12,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use geoberg_datafusion::engine_context;
 use geoberg_table::{Storage, split_location};
 
-use crate::cluster_config::{HEARTBEAT_SECONDS, cluster_config};
+use crate::cluster_config::{HEARTBEAT_SECONDS, SCHEDULING_POLICY, cluster_config};
 use crate::codec::{GeobergClusterCodec, GeobergLogicalCodec};
 use crate::error::{Error, Result};
 use crate::typed_literal::TypedLiteral;
@@ -85,6 +85,7 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
         override_logical_codec: Some(logical),
         override_physical_codec: Some(physical),
         executor_heartbeat_interval_seconds: HEARTBEAT_SECONDS,
+        task_scheduling_policy: SCHEDULING_POLICY,
         ..ExecutorProcessConfig::default()
     };
     start_executor_process(Arc::new(config))

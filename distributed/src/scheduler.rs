@@ -13,7 +13,9 @@ use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use geoberg_datafusion::sedona_context;
 use geoberg_table::Catalog;
 
-use crate::cluster_config::{EXECUTOR_TIMEOUT_SECONDS, HEARTBEAT_SECONDS, cluster_config};
+use crate::cluster_config::{
+    EXECUTOR_TIMEOUT_SECONDS, HEARTBEAT_SECONDS, SCHEDULING_POLICY, cluster_config,
+};
 use crate::codec::{GeobergClusterCodec, GeobergLogicalCodec};
 use crate::error::{Error, Result};
 use crate::keep_fields::KeepFieldTypes;
@@ -82,6 +84,7 @@ async fn scheduler_config(options: &SchedulerOptions) -> Result<SchedulerConfig>
         override_logical_codec: Some(logical),
         override_physical_codec: Some(physical),
         executor_timeout_seconds: EXECUTOR_TIMEOUT_SECONDS,
+        scheduling_policy: SCHEDULING_POLICY,
         expire_dead_executor_interval_seconds: HEARTBEAT_SECONDS,
         ..SchedulerConfig::default()
     })

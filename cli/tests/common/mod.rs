@@ -324,10 +324,11 @@ impl<'a> Remote<'a> {
         }
     }
 
-    /// Starts a long-running `geoberg` process, its output in `log`.
+    /// Starts a long-running `geoberg` process, its output (log records at `info`) in `log`.
     pub fn spawn(&self, args: &[&str], log: &Path) -> std::process::Child {
         let log = std::fs::File::create(log).unwrap();
         self.command(args)
+            .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
