@@ -50,6 +50,28 @@ pub struct RewriteJobOutcome {
 }
 
 /// Runs a rewrite's tasks somewhere else (a cluster); see [`crate::Rewrite::runner`].
+///
+/// ```no_run
+/// use geoberg_table::{RewriteJob, RewriteJobOutcome, RewriteRunner, Storage};
+///
+/// /// Two parts, one after the other, each as an executor runs it.
+/// #[derive(Debug)]
+/// struct TwoParts;
+///
+/// impl RewriteRunner for TwoParts {
+///     fn run(&self, job: &RewriteJob) -> geoberg_table::Result<Vec<RewriteJobOutcome>> {
+///         let job = RewriteJob::from_json(&job.to_json()?)?; // what travels
+///         job.split(2)
+///             .iter()
+///             .map(|part| job.run_tasks(&Storage::new(), part))
+///             .collect()
+///     }
+/// }
+/// # fn f(table: geoberg_table::Table) -> geoberg_table::Result<()> {
+/// let (table, report) = table.rewrite().hilbert("geom", 16).runner(&TwoParts).execute()?;
+/// assert!(report.workers.len() <= 2); // one part when the plan has one task
+/// # Ok(()) }
+/// ```
 pub trait RewriteRunner: Send + Sync + fmt::Debug {
     /// Runs every task of `job`, in parts of the runner's choosing (e.g. [`RewriteJob::split`],
     /// each part by [`RewriteJob::run_tasks`]), and returns every part's outcome. An error
