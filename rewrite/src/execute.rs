@@ -58,6 +58,40 @@ pub struct RewriteOutcome {
     pub peak_buffered_bytes: u64,
 }
 
+impl RewriteOutcome {
+    /// The outcome of running `task_ids` of `plan` (here, or in parts elsewhere): the `added`
+    /// files, and as rewritten every input of the partitions those tasks belong to.
+    pub fn of_tasks(
+        plan: &RewritePlan,
+        task_ids: &[usize],
+        added: Vec<OutputFile>,
+        spilled_bytes: u64,
+        peak_buffered_bytes: u64,
+    ) -> RewriteOutcome {
+        let partitions: std::collections::BTreeSet<usize> =
+            task_ids.iter().map(|&t| plan.tasks[t].partition).collect();
+        let rewritten: Vec<InputFile> = partitions
+            .iter()
+            .flat_map(|&p| plan.partitions[p].inputs.iter())
+            .map(|&i| plan.inputs[i].clone())
+            .collect();
+        let result = RewriteResult {
+            rewritten_data_files_count: rewritten.len() as u64,
+            added_data_files_count: added.len() as u64,
+            rewritten_bytes_count: rewritten.iter().map(|f| f.file_size_bytes).sum(),
+            failed_data_files_count: 0,
+            removed_delete_files_count: 0,
+        };
+        RewriteOutcome {
+            added,
+            rewritten,
+            result,
+            spilled_bytes,
+            peak_buffered_bytes,
+        }
+    }
+}
+
 /// Rayon pool with the configured number of threads.
 pub(crate) fn thread_pool(options: &RewriteOptions) -> Result<rayon::ThreadPool, RewriteError> {
     rayon::ThreadPoolBuilder::new()
@@ -132,35 +166,13 @@ pub fn execute_tasks(
         Ok((added, spilled, peak))
     };
     match run() {
-        Ok((added, spilled_bytes, peak_buffered_bytes)) => {
-            let mut partitions: Vec<usize> =
-                task_ids.iter().map(|&t| plan.tasks[t].partition).collect();
-            partitions.sort_unstable();
-            partitions.dedup();
-            let rewritten: Vec<InputFile> = partitions
-                .iter()
-                .flat_map(|&p| {
-                    plan.partitions[p]
-                        .inputs
-                        .iter()
-                        .map(|&i| plan.inputs[i].clone())
-                })
-                .collect();
-            let result = RewriteResult {
-                rewritten_data_files_count: rewritten.len() as u64,
-                added_data_files_count: added.len() as u64,
-                rewritten_bytes_count: rewritten.iter().map(|f| f.file_size_bytes).sum(),
-                failed_data_files_count: 0,
-                removed_delete_files_count: 0,
-            };
-            Ok(RewriteOutcome {
-                added,
-                rewritten,
-                result,
-                spilled_bytes,
-                peak_buffered_bytes,
-            })
-        }
+        Ok((added, spilled_bytes, peak_buffered_bytes)) => Ok(RewriteOutcome::of_tasks(
+            plan,
+            task_ids,
+            added,
+            spilled_bytes,
+            peak_buffered_bytes,
+        )),
         Err(e) => {
             remove_all(storage, &written.lock().unwrap_or_else(|e| e.into_inner()));
             Err(e)

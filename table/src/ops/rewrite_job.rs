@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 
-use geoberg_rewrite::{RewriteError, RewriteOutcome, RewritePlan, RewriteResult, execute_tasks};
+use geoberg_rewrite::{RewriteError, RewriteOutcome, RewritePlan, execute_tasks};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -184,34 +184,17 @@ impl RewriteJob {
         // The order a local rewrite returns: by task (partition, class, key); a part returns
         // each task's files in key order, which the stable sort keeps.
         added.sort_by_key(|f| f.task);
-        let partitions: BTreeSet<usize> = self
-            .tasks
-            .iter()
-            .map(|&t| self.plan.tasks[t].partition)
-            .collect();
-        let rewritten: Vec<_> = partitions
-            .iter()
-            .flat_map(|&p| self.plan.partitions[p].inputs.iter())
-            .map(|&i| self.plan.inputs[i].clone())
-            .collect();
-        let result = RewriteResult {
-            rewritten_data_files_count: rewritten.len() as u64,
-            added_data_files_count: added.len() as u64,
-            rewritten_bytes_count: rewritten.iter().map(|f| f.file_size_bytes).sum(),
-            failed_data_files_count: 0,
-            removed_delete_files_count: 0,
-        };
-        Ok(RewriteOutcome {
+        Ok(RewriteOutcome::of_tasks(
+            &self.plan,
+            &self.tasks,
             added,
-            rewritten,
-            result,
-            spilled_bytes: parts.iter().map(|p| p.outcome.spilled_bytes).sum(),
-            peak_buffered_bytes: parts
+            parts.iter().map(|p| p.outcome.spilled_bytes).sum(),
+            parts
                 .iter()
                 .map(|p| p.outcome.peak_buffered_bytes)
                 .max()
                 .unwrap_or(0),
-        })
+        ))
     }
 }
 
