@@ -118,7 +118,8 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
             "CREATE TABLE db.zones (zid BIGINT, zone GEOMETRY(4326)); \
              INSERT INTO db.zones VALUES \
              (1, ST_GeomFromText('POLYGON ((0 0, 90 0, 90 45, 0 45, 0 0))', 4326)), \
-             (2, ST_GeomFromText('POLYGON ((-120 -60, -30 -60, -30 10, -120 10, -120 -60))', 4326))",
+             (2, ST_GeomFromText('POLYGON ((-120 -60, -30 -60, -30 10, -120 10, -120 -60))', 4326)), \
+             (3, ST_GeomFromText('POLYGON ((60 60, 70 60, 70 70, 60 70, 60 60))', 4326))",
         ])
         .ok();
     let mut cluster = start_cluster(&remote, 2);
@@ -141,9 +142,19 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         // an equality join
         "SELECT p.id, z.zid FROM db.points p JOIN db.zones z ON p.id % 2 + 1 = z.zid \
          WHERE p.id < 20 ORDER BY p.id",
-        // point in polygon (runs on the coordinator, same rows)
+        // spatial joins (SedonaDB's join operator on the executors): point in polygon,
         "SELECT z.zid, count(*) AS n FROM db.points p JOIN db.zones z \
          ON ST_Intersects(p.geometry, z.zone) GROUP BY z.zid ORDER BY z.zid",
+        // within a distance, with a filter on the pairs,
+        "SELECT p.id, z.zid FROM db.points p JOIN db.zones z \
+         ON ST_DWithin(p.geometry, z.zone, 2.0) AND p.id % 3 = z.zid % 3 ORDER BY p.id, z.zid",
+        // an outer join whose unmatched zone (3) must appear once, not once per task,
+        "SELECT z.zid, p.id FROM db.zones z LEFT JOIN db.points p \
+         ON ST_Contains(z.zone, p.geometry) WHERE p.id IS NULL OR p.id % 10 = 0 \
+         ORDER BY z.zid, p.id",
+        // and the nearest zone of each point
+        "SELECT p.id, z.zid FROM db.points p JOIN db.zones z ON ST_KNN(p.geometry, z.zone, 1, false) \
+         WHERE p.id % 41 = 0 ORDER BY p.id",
     ];
     for sql in suite {
         let local = rows(remote.run(&["--json", "sql", sql]));
@@ -152,6 +163,39 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         assert_eq!(local, distributed, "{sql}");
         assert_ne!(local, "[]", "{sql}: the suite's queries all return rows");
     }
+
+    // The joins ran on the executors, and match a brute-force count of the points in the
+    // zones (axis-aligned rectangles).
+    let join = "SELECT z.zid, count(*) AS n FROM db.points p JOIN db.zones z \
+                ON ST_Intersects(p.geometry, z.zone) GROUP BY z.zid ORDER BY z.zid";
+    let explain = remote
+        .run(&[
+            "--scheduler",
+            &cluster.scheduler,
+            "sql",
+            &format!("EXPLAIN {join}"),
+        ])
+        .ok();
+    assert!(
+        explain.stdout.contains("GeobergClusterSpatialJoinExec"),
+        "{}",
+        explain.stdout
+    );
+    let inside = |x0: f64, y0: f64, x1: f64, y1: f64| {
+        points
+            .iter()
+            .filter(|&&(_, x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y))
+            .count()
+    };
+    let expected = serde_json::json!([
+        {"zid": 1, "n": inside(0.0, 0.0, 90.0, 45.0)},
+        {"zid": 2, "n": inside(-120.0, -60.0, -30.0, 10.0)},
+    ]);
+    let distributed = remote
+        .run(&["--scheduler", &cluster.scheduler, "--json", "sql", join])
+        .ok()
+        .json();
+    assert_eq!(distributed["rows"], expected);
 
     // The plan shows the stages the scheduler made.
     let explain = remote
@@ -336,7 +380,7 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
             "SELECT count(*) FROM db.zones",
         ])
         .ok();
-    assert_eq!(n.value(), "3");
+    assert_eq!(n.value(), "4");
 }
 
 #[test]

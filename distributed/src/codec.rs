@@ -21,6 +21,8 @@ use geoberg_table::TableIdent;
 
 use crate::keep_fields::KeepFieldsExec;
 use crate::rewrite_tasks::{RewriteTasks, RewriteTasksExec, RewriteTasksTable};
+use crate::spatial_join::ClusterSpatialJoinExec;
+use crate::spatial_join_codec::{decode_spatial_join, encode_spatial_join};
 
 /// Tag of what Ballista's codecs encoded.
 const BALLISTA: u8 = b'B';
@@ -30,6 +32,8 @@ const GEOBERG: u8 = b'G';
 const KEEP_FIELDS: u8 = b'T';
 /// Tag of a rewrite's tasks ([`RewriteTasksTable`], [`RewriteTasksExec`]).
 const REWRITE: u8 = b'R';
+/// Tag of a spatial join ([`ClusterSpatialJoinExec`]).
+const SPATIAL_JOIN: u8 = b'J';
 /// geoberg's version, written after the tag of every geoberg node: a process of another
 /// version refuses the node by name instead of misreading it.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -178,7 +182,8 @@ impl LogicalExtensionCodec for GeobergLogicalCodec {
 }
 
 /// Physical plans from the scheduler to executors: Ballista's shuffle nodes, geoberg's scan
-/// node, a rewrite's tasks ([`RewriteTasksExec`]), nodes whose fields must be kept
+/// node, a rewrite's tasks ([`RewriteTasksExec`]), spatial joins
+/// ([`ClusterSpatialJoinExec`]), nodes whose fields must be kept
 /// ([`KeepFieldsExec`]) and typed expressions; any other
 /// extension node is refused with its name.
 #[derive(Debug, Default)]
@@ -202,6 +207,12 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
             Some((&REWRITE, rest)) => Ok(Arc::new(RewriteTasksExec::new(Arc::new(
                 RewriteTasks::decode(check_version(rest)?)?,
             )))),
+            Some((&SPATIAL_JOIN, rest)) => Ok(Arc::new(decode_spatial_join(
+                check_version(rest)?,
+                inputs,
+                ctx,
+                self,
+            )?)),
             Some((&BALLISTA, rest)) => self.ballista.try_decode(rest, inputs, ctx),
             _ => exec_err!("encoded plan node has no geoberg codec tag"),
         }
@@ -219,6 +230,12 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
             buf.extend(rewrite.tasks().encode()?);
             return Ok(());
         }
+        if let Some(join) = node.downcast_ref::<ClusterSpatialJoinExec>() {
+            buf.push(SPATIAL_JOIN);
+            write_version(buf);
+            buf.extend(encode_spatial_join(join, self)?);
+            return Ok(());
+        }
         if let Some(keep) = node.downcast_ref::<KeepFieldsExec>() {
             buf.push(KEEP_FIELDS);
             write_version(buf);
@@ -230,8 +247,8 @@ impl PhysicalExtensionCodec for GeobergClusterCodec {
         self.ballista.try_encode(node, buf).map_err(|e| {
             DataFusionError::Plan(format!(
                 "the plan node {name} cannot be sent to an executor ({e}); geoberg distributes \
-                 scans, filters, projections, aggregates, sorts and hash joins: run this query \
-                 without --scheduler"
+                 scans, filters, projections, aggregates, sorts, hash joins and spatial joins: \
+                 run this query without --scheduler"
             ))
         })
     }

@@ -12,7 +12,8 @@
 //! ([`GeobergLogicalCodec`]), the scan node with its planned files
 //! ([`GeobergClusterCodec`]), and geometry constants and functions returning geometry keep
 //! their type ([`TypedLiteral`] from client to scheduler, [`KeepFieldsExec`] from scheduler to
-//! executors), which DataFusion 54's protobuf alone would drop.
+//! executors), which DataFusion 54's protobuf alone would drop. Spatial joins run on the
+//! executors too ([`ClusterSpatialJoinExec`]: SedonaDB's join, a task per probe partition).
 //!
 //! ```no_run
 //! # async fn f(catalog: std::sync::Arc<dyn geoberg_table::Catalog>) -> geoberg_distributed::Result<()> {
@@ -47,14 +48,17 @@ mod planner;
 mod rewrite_tasks;
 mod scheduler;
 mod session;
+mod spatial_join;
+mod spatial_join_codec;
 mod typed_literal;
 
 pub use codec::{GeobergClusterCodec, GeobergLogicalCodec};
 pub use error::{Error, Result};
 pub use executor::{ExecutorOptions, run_executor};
 pub use keep_fields::{KeepFieldTypes, KeepFieldsExec};
-pub use planner::{ClusterQueryPlanner, runs_on_coordinator};
+pub use planner::{ClusterQueryPlanner, runs_on_coordinator, unplan_spatial_joins};
 pub use rewrite_tasks::{ClusterRewriteRunner, RewriteTasks, RewriteTasksExec, RewriteTasksTable};
-pub use scheduler::{SchedulerOptions, run_scheduler};
+pub use scheduler::{SchedulerOptions, run_scheduler, with_cluster_rules};
 pub use session::{connect, scheduler_address};
+pub use spatial_join::{ClusterSpatialJoinExec, ClusterSpatialJoins};
 pub use typed_literal::{TYPED_LITERAL, TypedLiteral, encode_typed_literals};

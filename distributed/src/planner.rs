@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ballista_core::planner::BallistaQueryPlanner;
-use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{JoinConstraint, JoinType, NullEquality};
 use datafusion::error::Result;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::session_state::SessionState;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{Extension, Join, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::protobuf::LogicalPlanNode;
 
@@ -16,8 +17,9 @@ use crate::typed_literal::encode_typed_literals;
 
 /// Plans on a client of a geoberg cluster. A query that reads a table is planned and run by
 /// the scheduler and its executors (its geometry constants encoded so that they keep their
-/// type); writes (INSERT, COPY), DDL, statements that read no table and spatial joins (SedonaDB's
-/// join node has no plan encoding yet) run here, on the coordinator, with the local planner.
+/// type, its spatial joins sent back as the joins SedonaDB's optimizer found them in, which the
+/// scheduler's finds again); writes (INSERT, COPY), DDL, statements that read no table and plans
+/// with other extension nodes run here, on the coordinator, with the local planner.
 #[derive(Debug)]
 pub struct ClusterQueryPlanner {
     local: Arc<dyn QueryPlanner + Send + Sync>,
@@ -44,9 +46,75 @@ pub fn runs_on_coordinator(plan: &LogicalPlan) -> bool {
         | LogicalPlan::DescribeTable(_) => true,
         _ => {
             !any_node(plan, |n| matches!(n, LogicalPlan::TableScan(_)))
-                || any_node(plan, |n| matches!(n, LogicalPlan::Extension(_)))
+                || any_node(
+                    plan,
+                    |n| matches!(n, LogicalPlan::Extension(e) if unplanned_spatial_join(e).is_none()),
+                )
         }
     }
+}
+
+/// The logical join that SedonaDB's spatial join node `node` was made from (a join whose
+/// filter holds the spatial predicate), if `node` is one. SedonaDB 0.5 keeps the node's type
+/// private, so it is recognized by its name and its join type read from its EXPLAIN line; the
+/// join is taken only when it has the node's schema.
+fn unplanned_spatial_join(node: &Extension) -> Option<Join> {
+    let node = &node.node;
+    if node.name() != "SpatialJoin" {
+        return None;
+    }
+    let ([left, right], [filter]) = (&node.inputs()[..], &node.expressions()[..]) else {
+        return None;
+    };
+    struct Explain<'a>(&'a dyn datafusion::logical_expr::UserDefinedLogicalNode);
+    impl std::fmt::Display for Explain<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fmt_for_explain(f)
+        }
+    }
+    let explain = Explain(node.as_ref()).to_string();
+    let name = explain.split("join_type=").nth(1)?.split(',').next()?;
+    let join_type = [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+        JoinType::LeftSemi,
+        JoinType::RightSemi,
+        JoinType::LeftAnti,
+        JoinType::RightAnti,
+        JoinType::LeftMark,
+        JoinType::RightMark,
+    ]
+    .into_iter()
+    .find(|t| format!("{t:?}") == name)?;
+    let join = Join::try_new(
+        Arc::new((*left).clone()),
+        Arc::new((*right).clone()),
+        vec![],
+        Some(filter.clone()),
+        join_type,
+        JoinConstraint::On,
+        NullEquality::NullEqualsNothing,
+        false,
+    )
+    .ok()?;
+    (join.schema.as_ref() == node.schema().as_ref()).then_some(join)
+}
+
+/// `plan` with each of SedonaDB's spatial join nodes turned back into the join it was made
+/// from, which the scheduler's optimizer turns into the same node again.
+pub fn unplan_spatial_joins(plan: LogicalPlan) -> Result<LogicalPlan> {
+    plan.transform_up(|node| {
+        let LogicalPlan::Extension(extension) = &node else {
+            return Ok(Transformed::no(node));
+        };
+        Ok(match unplanned_spatial_join(extension) {
+            Some(join) => Transformed::yes(LogicalPlan::Join(join)),
+            None => Transformed::no(node),
+        })
+    })
+    .map(|t| t.data)
 }
 
 fn any_node(plan: &LogicalPlan, test: impl Fn(&LogicalPlan) -> bool) -> bool {
@@ -74,7 +142,7 @@ impl QueryPlanner for ClusterQueryPlanner {
                 .create_physical_plan(logical_plan, session_state)
                 .await;
         }
-        let encoded = encode_typed_literals(logical_plan.clone())?;
+        let encoded = encode_typed_literals(unplan_spatial_joins(logical_plan.clone())?)?;
         self.remote
             .create_physical_plan(&encoded, session_state)
             .await

@@ -7,7 +7,7 @@ use ballista_core::extension::SessionConfigExt;
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service};
-use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use geoberg_datafusion::sedona_context;
@@ -19,6 +19,7 @@ use crate::cluster_config::{
 use crate::codec::{GeobergClusterCodec, GeobergLogicalCodec};
 use crate::error::{Error, Result};
 use crate::keep_fields::KeepFieldTypes;
+use crate::spatial_join::ClusterSpatialJoins;
 use crate::typed_literal::TypedLiteral;
 
 /// What a scheduler serves: its address and the catalog it plans against.
@@ -56,6 +57,19 @@ pub async fn run_scheduler(options: SchedulerOptions) -> Result<()> {
         })
 }
 
+/// `state` with the scheduler's physical optimizer rules around its own: first
+/// [`ClusterSpatialJoins`] (spatial joins become the cluster's, before projections are pushed
+/// into them), last [`KeepFieldTypes`] (what the executors receive).
+pub fn with_cluster_rules(state: SessionState) -> SessionState {
+    let rules = std::iter::once(Arc::new(ClusterSpatialJoins) as _)
+        .chain(state.physical_optimizers().iter().cloned())
+        .chain(std::iter::once(Arc::new(KeepFieldTypes) as _))
+        .collect();
+    SessionStateBuilder::new_from_existing(state)
+        .with_physical_optimizer_rules(rules)
+        .build()
+}
+
 /// Ballista's scheduler settings with geoberg's session, codecs and address.
 async fn scheduler_config(options: &SchedulerOptions) -> Result<SchedulerConfig> {
     let (context, tables) =
@@ -63,10 +77,7 @@ async fn scheduler_config(options: &SchedulerOptions) -> Result<SchedulerConfig>
     context.ctx.register_udf(TypedLiteral::udf());
     let logical = Arc::new(GeobergLogicalCodec::with_tables(tables));
     let physical = Arc::new(GeobergClusterCodec::default());
-    // Last of all rules: what the executors receive.
-    let base = SessionStateBuilder::new_from_existing(context.ctx.state())
-        .with_physical_optimizer_rule(Arc::new(KeepFieldTypes))
-        .build();
+    let base = with_cluster_rules(context.ctx.state());
     let base_config = cluster_config(base.config().clone())
         .with_ballista_logical_extension_codec(logical.clone())
         .with_ballista_physical_extension_codec(physical.clone());

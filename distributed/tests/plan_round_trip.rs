@@ -261,3 +261,121 @@ async fn a_rewrite_job_travels_to_an_executor_and_runs_there() {
         assert!(std::path::Path::new(path).exists(), "{path}");
     }
 }
+
+/// Spatial joins: the client sends each as the join it was made from, the scheduler plans
+/// SedonaDB's join again and makes it the cluster's, the executor runs a copy per probe
+/// partition (as its tasks would); the rows equal the join run in one process, and the
+/// inner join's rows are the ones worked out by hand.
+#[test]
+fn spatial_joins_travel_to_executors_and_run_per_probe_partition() {
+    // The protobuf of these plans recurses deeper than a test thread's 2 MiB stack holds in a
+    // debug build.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(spatial_joins_round_trip())
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+async fn spatial_joins_round_trip() {
+    use datafusion::physical_plan::displayable;
+    use datafusion_proto::logical_plan::AsLogicalPlan;
+    use datafusion_proto::protobuf::LogicalPlanNode;
+    use geoberg_distributed::{
+        GeobergLogicalCodec, TypedLiteral, encode_typed_literals, unplan_spatial_joins,
+        with_cluster_rules,
+    };
+
+    // Two probe partitions (a union), three zones: circles around points.
+    let points = "(SELECT * FROM (VALUES (1, 1.0, 1.0), (2, 5.0, 20.0), (3, 3.0, 3.0)) a(id, x, y) \
+                  UNION ALL SELECT * FROM (VALUES (4, 9.5, 9.5), (5, -4.0, 2.0)) b(id, x, y))";
+    let zones = "(SELECT * FROM (VALUES (10, 0.0, 0.0, 5.0), (11, 8.0, 8.0, 2.0), \
+                 (12, 50.0, 50.0, 1.0)) z(zid, x, y, r))";
+    let inner = format!(
+        "SELECT p.id, z.zid FROM {points} p JOIN {zones} z \
+         ON ST_Intersects(ST_Point(p.x, p.y), ST_Buffer(ST_Point(z.x, z.y), z.r)) \
+         ORDER BY p.id, z.zid"
+    );
+    let queries = [
+        inner.clone(),
+        format!(
+            "SELECT p.id, z.zid FROM {points} p JOIN {zones} z \
+             ON ST_DWithin(ST_Point(p.x, p.y), ST_Point(z.x, z.y), 6.0) AND p.id + z.zid > 12 \
+             ORDER BY p.id, z.zid"
+        ),
+        // zones 11 and 12 hold no point: each appears once, not once per probe partition
+        format!(
+            "SELECT z.zid, p.id FROM {zones} z LEFT JOIN {points} p \
+             ON ST_Contains(ST_Buffer(ST_Point(z.x, z.y), z.r), ST_Point(p.x, p.y)) \
+             ORDER BY z.zid, p.id"
+        ),
+        format!(
+            "SELECT p.id, z.zid FROM {points} p JOIN {zones} z \
+             ON ST_KNN(ST_Point(p.x, p.y), ST_Point(z.x, z.y), 1, false) ORDER BY p.id"
+        ),
+    ];
+    let client = engine_context().await.unwrap();
+    let scheduler = engine_context().await.unwrap();
+    scheduler.ctx.register_udf(TypedLiteral::udf());
+    let executor = engine_context().await.unwrap();
+    let codec = GeobergLogicalCodec::client();
+    for sql in &queries {
+        let frame = client.ctx.sql(sql).await.unwrap();
+        let expected = frame.clone().collect().await.unwrap();
+        let optimized = frame.into_optimized_plan().unwrap();
+        let sent = encode_typed_literals(unplan_spatial_joins(optimized).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        LogicalPlanNode::try_from_logical_plan(&sent, &codec)
+            .unwrap()
+            .try_encode(&mut bytes)
+            .unwrap();
+        let decoded = LogicalPlanNode::try_decode(&bytes)
+            .unwrap()
+            .try_into_logical_plan(&scheduler.ctx.task_ctx(), &codec)
+            .unwrap();
+        let state = with_cluster_rules(scheduler.ctx.state());
+        let physical = state.create_physical_plan(&decoded).await.unwrap();
+        let shown = displayable(physical.as_ref()).indent(true).to_string();
+        assert!(
+            shown.contains("GeobergClusterSpatialJoinExec"),
+            "{sql}\n{shown}"
+        );
+        assert!(!shown.contains("ProbeShuffleExec"), "{sql}\n{shown}");
+
+        let bytes = send(&physical);
+        let task = executor.ctx.task_ctx();
+        let remote: Arc<dyn ExecutionPlan> = PhysicalPlanNode::try_decode(&bytes)
+            .unwrap()
+            .try_into_physical_plan(&task, &GeobergClusterCodec::default())
+            .unwrap();
+        let got = collect(remote, task).await.unwrap();
+        let expected = pretty_format_batches(&expected).unwrap().to_string();
+        assert_eq!(
+            expected,
+            pretty_format_batches(&got).unwrap().to_string(),
+            "{sql}\n{shown}"
+        );
+        if *sql == inner {
+            // (1 1) and (3 3) lie within 5 of (0 0), (-4 2) at 4.47; (9.5 9.5) is 2.12 from
+            // (8 8), outside its radius of 2.
+            let rows: Vec<&str> = expected.lines().skip(3).collect();
+            assert_eq!(
+                rows,
+                [
+                    "| 1  | 10  |",
+                    "| 3  | 10  |",
+                    "| 5  | 10  |",
+                    "+----+-----+"
+                ],
+                "{expected}"
+            );
+        }
+    }
+}
