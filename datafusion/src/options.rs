@@ -16,6 +16,11 @@ extensions_options! {
         /// (a single larger file forms its own group): what bounds a join's memory. A join
         /// whose build side fits runs whole, as one group.
         pub join_group_bytes: u64, default = 256 * 1024 * 1024
+        /// Parquet bytes a table scan's partition reads at least: a scan of `n` bytes has at
+        /// most `ceil(n / scan_partition_bytes)` partitions (and at most DataFusion's
+        /// `target_partitions`). 0 splits every scan over `target_partitions`. A cluster sets
+        /// 32 MiB: each partition is a task that an executor fetches and starts on its own.
+        pub scan_partition_bytes: u64, default = 0
     }
 }
 

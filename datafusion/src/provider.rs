@@ -20,6 +20,7 @@ use crate::error::table_error;
 use crate::geo_schema::table_arrow_schema;
 use crate::handle::TableHandle;
 use crate::insert::GeobergSink;
+use crate::options::GeobergOptions;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
 use crate::scan_plan::{choose_files, partition, plan_row_groups, read_footers};
@@ -139,7 +140,13 @@ impl TableProvider for GeobergTableProvider {
             let footers = read_footers(&store, &cache, &files).await?;
             selections = plan_row_groups(&table, &footers, &choice_filter, &mut summary);
         }
-        let partitions = partition(&files, &selections, &deleted, target_partitions);
+        let partitions = partition(
+            &files,
+            &selections,
+            &deleted,
+            target_partitions,
+            GeobergOptions::of(state.config()).scan_partition_bytes,
+        );
 
         let predicate = match conjunction(pushed.parquet_exprs.iter().cloned()) {
             Some(expr) => {

@@ -241,7 +241,8 @@ struct Unit {
 }
 
 /// Spreads the files (and, where their footers are known, their row groups) over at most
-/// `target_partitions` partitions of about equal bytes, keeping each file's row groups in
+/// `target_partitions` partitions of about equal bytes, and of at least `partition_bytes`
+/// each where that is more than 0 (one partition for a small scan), keeping each file's row groups in
 /// order and together where they fall in one partition. `deleted` holds each file's deleted
 /// rows: row groups with no live row are not read, and row counts leave deleted rows out.
 pub(crate) fn partition(
@@ -249,6 +250,7 @@ pub(crate) fn partition(
     selections: &[Option<FooterPlan>],
     deleted: &[Option<DeletedRows>],
     target_partitions: usize,
+    partition_bytes: u64,
 ) -> Vec<Vec<FileSlice>> {
     let mut units = Vec::new();
     for (i, file) in files.iter().enumerate() {
@@ -283,7 +285,10 @@ pub(crate) fn partition(
         }
     }
     let total: u64 = units.iter().map(|u| u.bytes).sum::<u64>().max(1);
-    let n = target_partitions.max(1) as u128;
+    let mut n = target_partitions.max(1) as u128;
+    if partition_bytes > 0 {
+        n = n.min(u128::from(total.div_ceil(partition_bytes)));
+    }
     let mut partitions: Vec<Vec<FileSlice>> = vec![Vec::new(); n as usize];
     let mut before = 0u64;
     for unit in units {
@@ -343,7 +348,7 @@ mod tests {
             file("d", 100),
         ];
         let none = vec![None; 4];
-        let parts = partition(&files, &none, &[None, None, None, None], 2);
+        let parts = partition(&files, &none, &[None, None, None, None], 2, 0);
         assert_eq!(parts.len(), 2);
         assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
 
@@ -357,7 +362,7 @@ mod tests {
             },
             sizes: vec![(100, 5), (100, 5), (100, 5), (100, 5)],
         })];
-        let parts = partition(&one, &sel, &[None], 4);
+        let parts = partition(&one, &sel, &[None], 4, 0);
         let read: Vec<Vec<usize>> = parts
             .iter()
             .flat_map(|p| p.iter().map(|s| s.row_groups.clone().unwrap().read))
@@ -366,17 +371,43 @@ mod tests {
         assert!(parts.iter().flatten().all(|s| s.rows == Some(5)));
 
         // Nothing to read: one empty partition.
-        assert_eq!(partition(&[], &[], &[], 8), vec![Vec::<FileSlice>::new()]);
+        assert_eq!(
+            partition(&[], &[], &[], 8, 0),
+            vec![Vec::<FileSlice>::new()]
+        );
 
         // Deleted rows: row group 2 (rows 10..15) entirely, one row of row group 3.
         let vector = geoberg_table::DeletionVector::from_positions([10, 11, 12, 13, 14, 16]);
         let deleted = [Some(DeletedRows::from_vector(&vector.unwrap()))];
-        let parts = partition(&one, &sel, &deleted, 4);
+        let parts = partition(&one, &sel, &deleted, 4, 0);
         let read: Vec<(Vec<usize>, Option<u64>)> = parts
             .iter()
             .flatten()
             .map(|s| (s.row_groups.clone().unwrap().read, s.rows))
             .collect();
         assert_eq!(read, [(vec![0], Some(5)), (vec![3], Some(4))]);
+    }
+
+    #[test]
+    fn partitions_hold_at_least_the_bytes_asked_for() {
+        let files: Vec<FileBounds> = (0..10).map(|i| file(&format!("f{i}"), 100)).collect();
+        let none = vec![None; 10];
+        let deleted = vec![None; 10];
+        let count = |target, bytes| partition(&files, &none, &deleted, target, bytes).len();
+        assert_eq!(count(8, 0), 8);
+        assert_eq!(
+            count(8, 250),
+            4,
+            "1,000 bytes in partitions of at least 250"
+        );
+        assert_eq!(count(8, 1_000), 1);
+        assert_eq!(count(8, 1 << 30), 1, "a small scan is one partition");
+        assert_eq!(count(2, 100), 2, "never more than the target");
+        let all: Vec<String> = partition(&files, &none, &deleted, 8, 250)
+            .into_iter()
+            .flatten()
+            .map(|s| s.location)
+            .collect();
+        assert_eq!(all.len(), 10, "every file once: {all:?}");
     }
 }
