@@ -2,12 +2,16 @@
 //! [`GeobergTableProvider`]s; `CREATE TABLE [AS SELECT]` and `CREATE SCHEMA` change the geoberg
 //! catalog (`DROP TABLE` is routed to the table crate, for `PURGE`; DataFusion's own
 //! deregistration still drops the catalog entry).
+//!
+//! The default schema ([`SESSION_SCHEMA`], unless a namespace has that name) holds what lives
+//! for the session only: views (`CREATE [TEMPORARY] VIEW v AS ...`) and external tables
+//! (`CREATE EXTERNAL TABLE f STORED AS PARQUET LOCATION '...'`), named without a namespace.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::catalog::{CatalogProvider, SchemaProvider};
+use datafusion::catalog::{CatalogProvider, MemorySchemaProvider, SchemaProvider};
 use datafusion::common::{exec_err, not_impl_err};
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result};
@@ -18,12 +22,17 @@ use crate::error::table_error;
 use crate::handle::TableHandle;
 use crate::provider::GeobergTableProvider;
 
+/// The schema of unqualified names: views and external tables of this session.
+pub(crate) const SESSION_SCHEMA: &str = "public";
+
 /// What the catalog's schemas share: the geoberg catalog, the tables loaded so far (so that a
-/// table's file index outlives one statement) and the notices of the last statements.
+/// table's file index outlives one statement), the session's views and external tables, and
+/// the notices of the last statements.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub catalog: Arc<dyn Catalog>,
     handles: Mutex<HashMap<TableIdent, Arc<TableHandle>>>,
+    session: Arc<MemorySchemaProvider>,
     notices: Mutex<Vec<String>>,
 }
 
@@ -63,6 +72,7 @@ impl GeobergCatalogProvider {
             shared: Arc::new(Shared {
                 catalog,
                 handles: Mutex::default(),
+                session: Arc::new(MemorySchemaProvider::new()),
                 notices: Mutex::default(),
             }),
         }
@@ -89,6 +99,11 @@ impl GeobergCatalogProvider {
     pub fn table(&self, ident: &TableIdent) -> Result<GeobergTableProvider> {
         GeobergTableProvider::from_handle(self.shared.handle(ident))
     }
+
+    /// The engine's handle of a table (its last loaded version).
+    pub(crate) fn handle(&self, ident: &TableIdent) -> Arc<TableHandle> {
+        self.shared.handle(ident)
+    }
 }
 
 impl CatalogProvider for GeobergCatalogProvider {
@@ -104,6 +119,9 @@ impl CatalogProvider for GeobergCatalogProvider {
                 shared: Arc::clone(&self.shared),
                 namespace: name.to_string(),
             })),
+            Ok(false) if name == SESSION_SCHEMA => {
+                Some(Arc::clone(&self.shared.session) as Arc<dyn SchemaProvider>)
+            }
             _ => None,
         }
     }

@@ -39,7 +39,9 @@ pub(crate) fn create_from_provider(
     let Some(memory) = provider.downcast_ref::<MemTable>() else {
         return Err(DataFusionError::Plan(format!(
             "only CREATE TABLE and CREATE TABLE ... AS SELECT can add table {ident} to a \
-             geoberg catalog; to read other data beside it, register it in another catalog"
+             geoberg catalog; views and external tables live in this session: name them \
+             without a namespace (CREATE TEMPORARY VIEW v AS SELECT ..., CREATE EXTERNAL TABLE \
+             f STORED AS PARQUET LOCATION '...')"
         )));
     };
     let mut rows = Vec::new();

@@ -121,6 +121,8 @@ fn engine_hint(message: &str) -> Option<&'static str> {
              on the sphere with ST_GeomToGeography(geom) (also ST_ToGeography), or the \
              geography as a planar geometry with ST_GeogToGeometry(geog)",
         )
+    } else if message.contains("PROJ library") || message.contains("ProjApi") {
+        Some(crate::proj::PROJ_HINT)
     } else {
         None
     }

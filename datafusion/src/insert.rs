@@ -1,5 +1,6 @@
-//! `INSERT INTO`: the rows of the statement, labelled with the SRID their SedonaDB type
-//! carries, appended by the table crate in one commit. Every SRID rule and its message is the
+//! `INSERT INTO` and `INSERT OVERWRITE`: the rows of the statement, labelled with the SRID
+//! their SedonaDB type carries, appended (or replacing the partitions they fall in) by the table
+//! crate in one commit. Every SRID rule and its message is the
 //! table's (`Table::append`); this module only says which SRID the values have.
 
 use std::fmt;
@@ -20,22 +21,41 @@ use crate::error::table_error;
 use crate::geo_schema::{FieldSrid, field_srid};
 use crate::handle::TableHandle;
 
-/// Collects a statement's rows and appends them to the table's current version in one commit.
+/// What a sink does with the statement's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SinkMode {
+    /// `INSERT INTO`: a fast append.
+    Append,
+    /// `INSERT OVERWRITE`: the rows replace the partitions they fall in
+    /// (`Table::overwrite_partitions`).
+    OverwritePartitions,
+}
+
+/// Collects a statement's rows and writes them to the table's current version in one commit.
 #[derive(Debug)]
 pub(crate) struct GeobergSink {
     handle: Arc<TableHandle>,
     schema: SchemaRef,
+    mode: SinkMode,
 }
 
 impl GeobergSink {
-    pub(crate) fn new(handle: Arc<TableHandle>, schema: SchemaRef) -> Self {
-        GeobergSink { handle, schema }
+    pub(crate) fn new(handle: Arc<TableHandle>, schema: SchemaRef, mode: SinkMode) -> Self {
+        GeobergSink {
+            handle,
+            schema,
+            mode,
+        }
     }
 }
 
 impl DisplayAs for GeobergSink {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "GeobergSink: table={}", self.handle.ident())
+        write!(f, "GeobergSink: table={}", self.handle.ident())?;
+        if self.mode == SinkMode::OverwritePartitions {
+            write!(f, ", overwrite=partitions")?;
+        }
+        Ok(())
     }
 }
 
@@ -65,10 +85,14 @@ impl DataSink for GeobergSink {
             return Ok(0);
         }
         let handle = Arc::clone(&self.handle);
+        let mode = self.mode;
         tokio::task::spawn_blocking(move || {
             let table = handle.current()?;
             let labelled = label_batches(&table, &batches)?;
-            let (table, _report) = table.append(&labelled)?;
+            let table = match mode {
+                SinkMode::Append => table.append(&labelled)?.0,
+                SinkMode::OverwritePartitions => table.overwrite_partitions(&labelled)?.0,
+            };
             handle.remember(table);
             Ok::<_, geoberg_table::Error>(())
         })

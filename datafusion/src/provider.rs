@@ -19,7 +19,7 @@ use crate::deleted_rows::DeletedRows;
 use crate::error::table_error;
 use crate::geo_schema::table_arrow_schema;
 use crate::handle::TableHandle;
-use crate::insert::GeobergSink;
+use crate::insert::{GeobergSink, SinkMode};
 use crate::options::GeobergOptions;
 use crate::pushdown::{PushedFilters, TableColumns};
 use crate::scan_exec::{GeobergScanExec, ScanSpec};
@@ -192,13 +192,18 @@ impl TableProvider for GeobergTableProvider {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if insert_op != InsertOp::Append {
-            return not_impl_err!(
-                "{insert_op} into geoberg table {} is not supported yet; use INSERT INTO",
-                self.handle.ident()
-            );
-        }
-        let sink = GeobergSink::new(Arc::clone(&self.handle), Arc::clone(&self.schema));
+        let mode = match insert_op {
+            InsertOp::Append => SinkMode::Append,
+            InsertOp::Overwrite => SinkMode::OverwritePartitions,
+            InsertOp::Replace => {
+                return not_impl_err!(
+                    "{insert_op} into geoberg table {} is not supported; use INSERT INTO, or \
+                     INSERT OVERWRITE to replace the partitions the rows fall in",
+                    self.handle.ident()
+                );
+            }
+        };
+        let sink = GeobergSink::new(Arc::clone(&self.handle), Arc::clone(&self.schema), mode);
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }

@@ -24,11 +24,14 @@ use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
 use crate::geography_measures::{GEOGRAPHY_MEASURES, GeographyMeasureKernel};
 use crate::join_bounds_rule::JoinBoundsPruning;
 use crate::merge_star::expand_merge_stars;
+use crate::metadata_tables::MetadataTablesCatalogList;
 use crate::options::GeobergOptions;
+use crate::proj::configure_proj;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
 use crate::scan_exec::GeobergScanExec;
 use crate::scan_plan::PruningSummary;
+use crate::session_view::as_session_view;
 use crate::type_planner::GeobergTypePlanner;
 use crate::values_type::ValuesGeometryType;
 
@@ -59,6 +62,15 @@ pub async fn sedona_context(
         .options_mut()
         .catalog
         .default_catalog = catalog_name.to_string();
+    {
+        let state = context.ctx.state_ref();
+        let mut state = state.write();
+        let catalogs =
+            MetadataTablesCatalogList::new(Arc::clone(state.catalog_list()), provider.clone());
+        *state = SessionStateBuilder::new_from_existing(state.clone())
+            .with_catalog_list(Arc::new(catalogs))
+            .build();
+    }
     Ok((context, provider))
 }
 
@@ -66,6 +78,7 @@ pub async fn sedona_context(
 /// rules and options, for a process that executes plans other processes planned (a remote
 /// executor).
 pub async fn engine_context() -> Result<SedonaContext> {
+    configure_proj();
     let context = SedonaContext::new_local_interactive().await?;
     for (name, relation, rectangle_arg) in RECTANGLE_FUNCTIONS {
         let Some(existing) = context.scalar_udf(name)? else {
@@ -284,7 +297,14 @@ impl Session {
         match r {
             Route::Engine => {
                 let expanded = expand_merge_stars(statement);
-                let statement = expanded.as_ref();
+                let mut statement = expanded.as_ref();
+                let session_view = match single_statement(statement) {
+                    Some(parsed) => as_session_view(&parsed)?,
+                    None => None,
+                };
+                if let Some(view) = &session_view {
+                    statement = view;
+                }
                 if let Some(parsed) = single_statement(statement)
                     && let Some((batches, notices)) = crate::row_change::run(
                         &self.context.ctx,

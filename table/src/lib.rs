@@ -124,6 +124,7 @@ mod geography_window;
 mod ident;
 pub mod import;
 mod ingest;
+mod inspect;
 mod lineage;
 mod manifest;
 mod manifest_bloat;
@@ -170,6 +171,7 @@ pub use geoberg_sql::{Predicate, RewriteRequest, SortOrder};
 pub use ident::TableIdent;
 pub use import::{ImportOptions, ImportReport, ImportSource, import_parquet};
 pub use ingest::{IngestOptions, IngestProgress};
+pub use inspect::MetadataTable;
 pub use manifest_bloat::{MANIFEST_COUNT_WARNING_THRESHOLD, ManifestBloat};
 pub use metadata_columns::{
     FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, METADATA_COLUMNS, POS_COLUMN, ROW_ID_COLUMN,
@@ -183,6 +185,7 @@ pub use ops::bbox_columns::{
 pub use ops::delete::{ColumnUpdate, DeleteRows, UpdateRows};
 pub use ops::maintain::MaintainReport;
 pub use ops::maintenance::ExpireReport;
+pub use ops::overwrite::OverwriteReport;
 pub use ops::rewrite::{
     PlannedRewrite, Rewrite, RewriteReport, SPATIAL_INDEX_SUMMARY_KEY, execute_rewrite_statement,
 };

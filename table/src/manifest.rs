@@ -54,6 +54,21 @@ pub(crate) fn read_manifest(storage: &Storage, m: &ManifestFile) -> Result<Vec<M
     Ok(manifest.into_parts().0)
 }
 
+/// Entries of many manifests as written, fully decoded: fetched concurrently, decoded in
+/// parallel, in manifest order.
+pub(crate) fn read_manifests(
+    storage: &Storage,
+    manifests: &[ManifestFile],
+) -> Result<Vec<Vec<ManifestEntryRef>>> {
+    let locations: Vec<&str> = manifests.iter().map(|m| m.manifest_path.as_str()).collect();
+    fetch_and_decode(storage, &locations, |_, location, bytes| {
+        let bytes = bridge::manifest_to_binary(&bytes, location)?;
+        let manifest =
+            Manifest::parse_avro(&bytes).map_err(|e| Error::corrupt(location, e.to_string()))?;
+        Ok(manifest.into_parts().0)
+    })
+}
+
 /// The bytes of many files, fetched [`FETCH_WINDOW`] at a time on the I/O runtime, and
 /// `decode`d in parallel, window by window; results in input order.
 pub(crate) fn fetch_and_decode<T: Send>(

@@ -4,14 +4,17 @@
 use std::sync::Arc;
 
 use geoberg_crs::{ColumnType, FormatVersion as CrsVersion};
-use iceberg::spec::{FormatVersion, ManifestFile, PrimitiveType, TableMetadata, Type};
+use iceberg::spec::{
+    FormatVersion, ManifestEntryRef, ManifestFile, ManifestStatus, PrimitiveType, TableMetadata,
+    Type,
+};
 
 use crate::bridge::{self, GeoFields};
 use crate::cache::VersionCache;
 use crate::catalog::{Catalog, MemoryCatalog};
 use crate::error::{Error, Result};
 use crate::ident::TableIdent;
-use crate::manifest::read_manifest_list;
+use crate::manifest::{read_manifest_list, read_manifests};
 use crate::metrics::MetricsConfig;
 use crate::properties::TableProperties;
 use crate::storage::{Storage, join};
@@ -282,6 +285,24 @@ impl Table {
             self.metadata.format_version(),
         )
         .map_err(|e| self.conflict_if_moved(e))
+    }
+
+    /// The live entries (data and delete files) of the current snapshot, fully decoded, each
+    /// with its partition spec id.
+    pub(crate) fn live_entries(&self) -> Result<Vec<(i32, ManifestEntryRef)>> {
+        let manifests = self.manifests()?;
+        let per_manifest =
+            read_manifests(self.storage(), &manifests).map_err(|e| self.conflict_if_moved(e))?;
+        let mut out = Vec::new();
+        for (m, entries) in manifests.iter().zip(per_manifest) {
+            out.extend(
+                entries
+                    .into_iter()
+                    .filter(|e| e.status() != ManifestStatus::Deleted)
+                    .map(|e| (m.partition_spec_id, e)),
+            );
+        }
+        Ok(out)
     }
 
     /// A file of this version is gone: if the catalog has moved on since, another writer

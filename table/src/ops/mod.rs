@@ -9,6 +9,7 @@
 //! | `rewrite.rs` | [`Table::rewrite`](crate::Table::rewrite): `CREATE SPATIAL INDEX`, `rewrite_data_files` | `replace` |
 //! | `rewrite_job.rs` | [`Rewrite::runner`](crate::Rewrite::runner): a rewrite's tasks run by other processes (a cluster), committed here | `replace` |
 //! | `incremental_clustering.rs` | the `incremental` option of [`Table::rewrite`](crate::Table::rewrite): only the key ranges new rows have grown | `replace` |
+//! | `overwrite.rs` | [`Table::overwrite_partitions`](crate::Table::overwrite_partitions): `INSERT OVERWRITE`, the partitions new rows fall in replaced | `overwrite` |
 //! | `row_delta.rs` | [`Table::row_delta`](crate::Table::row_delta): rows out by position, rows in; copy-on-write or merge-on-read | `overwrite` / `delete` |
 //! | `delete.rs` | [`Table::delete`](crate::Table::delete), [`Table::update`](crate::Table::update) | through `row_delta` |
 //! | `maintain.rs` | [`Table::maintain`](crate::Table::maintain): `geoberg maintain`, the maintenance that is due (incremental clustering, manifests, expiry) | through the others |
@@ -25,6 +26,7 @@ pub(crate) mod delete;
 pub(crate) mod incremental_clustering;
 pub(crate) mod maintain;
 pub(crate) mod maintenance;
+pub(crate) mod overwrite;
 pub(crate) mod properties;
 pub(crate) mod rewrite;
 pub(crate) mod rewrite_job;
