@@ -3,7 +3,9 @@
 //! `row_changes_interop <catalog.db> <warehouse>` creates, in namespace `rc`, one table per
 //! (format version, mode): `v3_cow`, `v3_mor` (deletion vectors), `v2_cow`, `v2_mor` (position
 //! delete files); each gets 3 appends of 50 points, a DELETE of a window, a DELETE by id and an
-//! UPDATE of a window. Prints, per table, its metadata location and the rows it must hold.
+//! UPDATE of a window. Prints, per table, its metadata location and the rows it must hold, and
+//! writes its metadata tables (`Table::metadata_table`) as Parquet files beside the warehouse,
+//! for the check to compare with pyiceberg's `table.inspect`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,8 +13,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use geoberg_table::{
-    Catalog, Column, CreateTable, DataType, RowChangeMode, RowFilter, SqliteCatalog, Table,
-    TableIdent,
+    Catalog, Column, CreateTable, DataType, MetadataTable, RowChangeMode, RowFilter, SqliteCatalog,
+    Table, TableIdent,
 };
 
 fn point(x: f64, y: f64) -> Vec<u8> {
@@ -111,12 +113,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|(i, (n, x, y))| serde_json::json!([i, n, x, y]))
             .collect();
         listed.sort_by_key(|v| v[0].as_i64());
+        let mut inspect = serde_json::Map::new();
+        for which in MetadataTable::ALL {
+            let path = std::path::Path::new(warehouse)
+                .join("..")
+                .join(format!("{name}.{which}.parquet"));
+            let batch = t.metadata_table(which)?;
+            let mut writer = parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(&path)?,
+                batch.schema(),
+                None,
+            )?;
+            writer.write(&batch)?;
+            writer.close()?;
+            inspect.insert(which.name().into(), path.to_string_lossy().into());
+        }
         out.insert(
             name.into(),
             serde_json::json!({
                 "metadata": t.metadata_location(),
                 "delete_files": t.delete_files()?.len(),
                 "rows": listed,
+                "inspect": inspect,
             }),
         );
     }

@@ -2,15 +2,19 @@
 """Row-level changes interop: after DELETE and UPDATE in both modes (copy-on-write; merge-on-read
 as v3 deletion vectors and v2 position delete files), DuckDB 1.5.5 iceberg_scan and pyiceberg
 0.12 read exactly the rows geoberg says the tables hold. Both readers read every kind we write,
-so any error fails the check.
+so any error fails the check. geoberg's metadata tables (snapshots, history, refs, manifests,
+files, partitions) hold what pyiceberg's `table.inspect` reads from the same metadata.
 
 usage: row_changes_check.py BINARY WORKDIR   (BINARY: the built `row_changes_interop` example)
 """
 import json
 import os
 import struct
+import datetime
 import subprocess
 import sys
+
+import pyarrow.parquet as pq
 
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -30,6 +34,62 @@ def check(cond, what):
     print(f"ok: {what}")
 
 
+# Per metadata table, the columns compared with pyiceberg's `inspect` (ours add Iceberg Java's
+# `referenced_data_file`; timestamps are compared as instants: ours are `timestamptz` as in
+# Iceberg Java, pyiceberg's carry no zone).
+INSPECTED = {
+    "snapshots": ["committed_at", "snapshot_id", "parent_id", "operation", "manifest_list",
+                  "summary"],
+    "history": ["made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"],
+    "refs": ["name", "type", "snapshot_id", "max_reference_age_in_ms", "min_snapshots_to_keep",
+             "max_snapshot_age_in_ms"],
+    "manifests": ["content", "path", "length", "partition_spec_id", "added_snapshot_id",
+                  "added_data_files_count", "existing_data_files_count",
+                  "deleted_data_files_count", "added_delete_files_count",
+                  "existing_delete_files_count", "deleted_delete_files_count",
+                  "partition_summaries"],
+    "files": ["content", "file_path", "file_format", "spec_id", "record_count",
+              "file_size_in_bytes", "column_sizes", "value_counts", "null_value_counts",
+              "nan_value_counts", "lower_bounds", "upper_bounds", "key_metadata",
+              "split_offsets", "equality_ids", "sort_order_id", "readable_metrics"],
+    "partitions": ["record_count", "file_count", "total_data_file_size_in_bytes",
+                   "position_delete_record_count", "position_delete_file_count",
+                   "equality_delete_record_count", "equality_delete_file_count",
+                   "last_updated_at", "last_updated_snapshot_id"],
+}
+
+
+def comparable(v):
+    """A value of either table in one form: maps sorted, instants in naive UTC, geometry bounds
+    as Iceberg's bound bytes (ours are WKB points: a 5-byte header, then the same doubles)."""
+    if isinstance(v, datetime.datetime):
+        return v.astimezone(datetime.timezone.utc).replace(tzinfo=None) if v.tzinfo else v
+    if isinstance(v, list) and v and isinstance(v[0], tuple):
+        return sorted(comparable(x) for x in v)
+    if isinstance(v, (list, tuple)):
+        return type(v)(comparable(x) for x in v)
+    if isinstance(v, dict):
+        return {k: comparable(x) for k, x in v.items()}
+    if isinstance(v, bytes) and len(v) == 21 and v[:5] == b"\x01\x01\x00\x00\x00":
+        return v[5:]
+    return v
+
+
+def column(table, name):
+    return sorted((comparable(v) for v in table.column(name).to_pylist()), key=repr)
+
+
+def check_inspect(name, tbl, paths):
+    for which, columns in INSPECTED.items():
+        theirs = getattr(tbl.inspect, which)()
+        ours = pq.read_table(paths[which])
+        check(ours.num_rows == theirs.num_rows,
+              f"{name}.{which}: {ours.num_rows} rows, as pyiceberg's inspect")
+        differ = [c for c in columns if column(ours, c) != column(theirs, c)]
+        check(not differ, f"{name}.{which}: {', '.join(columns)} as pyiceberg's "
+                          f"(differ: {differ})")
+
+
 def main():
     binary, work = sys.argv[1], os.path.abspath(sys.argv[2])
     os.makedirs(work, exist_ok=True)
@@ -45,6 +105,7 @@ def main():
         check((t["delete_files"] > 0) == mor, f"{name}: {t['delete_files']} delete files")
         # pyiceberg
         tbl = cat.load_table(f"rc.{name}")
+        check_inspect(name, tbl, t["inspect"])
         if name.startswith("v3"):
             # pyiceberg 0.12 cannot read a v3 geometry column ("Cannot promote an binary to
             # geometry"): the other columns are compared.

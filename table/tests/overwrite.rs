@@ -86,7 +86,9 @@ fn new_rows_replace_the_partitions_they_fall_in_and_no_other() {
     assert_eq!(p1_files, 2);
 
     let new = in_partition(100..104, "p1");
-    let (table, report) = table.overwrite_partitions(std::slice::from_ref(&new)).unwrap();
+    let (table, report) = table
+        .overwrite_partitions(std::slice::from_ref(&new))
+        .unwrap();
     assert_eq!(report.partitions, 1);
     assert_eq!(report.removed_data_files, 2);
     assert_eq!(report.removed_rows, 20);
@@ -134,7 +136,9 @@ fn an_unpartitioned_table_is_replaced_whole_and_no_rows_replace_nothing() {
     assert_eq!(same.metadata().current_snapshot_id(), snapshot);
 
     let new = points_batch(50..53, uniform(5));
-    let (table, report) = table.overwrite_partitions(std::slice::from_ref(&new)).unwrap();
+    let (table, report) = table
+        .overwrite_partitions(std::slice::from_ref(&new))
+        .unwrap();
     assert_eq!((report.removed_data_files, report.removed_rows), (2, 20));
     assert_eq!(rows(&table), model(&[new]));
 }

@@ -1,6 +1,6 @@
 //! The `partitions` metadata table: the live files of the current snapshot grouped by
 //! partition, with Iceberg's counts per content and when the partition last changed. An
-//! unpartitioned table has one row (and no `partition` column), as in Iceberg.
+//! unpartitioned table has one row (and no `partition` or `spec_id` column), as in Iceberg.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -77,6 +77,13 @@ pub(crate) fn partitions(table: &Table) -> Result<RecordBatch> {
     if let Some(p) = &partition {
         let tuples: Vec<(i32, &Struct)> = rows.iter().map(|(s, t, _)| (*s, *t)).collect();
         push("partition", p.column(&tuples)?, false);
+        push(
+            "spec_id",
+            Arc::new(Int32Array::from_iter_values(
+                rows.iter().map(|(s, _, _)| *s),
+            )),
+            false,
+        );
     }
     let long = |f: fn(&Totals) -> i64| -> ArrayRef {
         Arc::new(Int64Array::from_iter_values(
@@ -88,13 +95,6 @@ pub(crate) fn partitions(table: &Table) -> Result<RecordBatch> {
             rows.iter().map(|(_, _, t)| f(t)),
         ))
     };
-    push(
-        "spec_id",
-        Arc::new(Int32Array::from_iter_values(
-            rows.iter().map(|(s, _, _)| *s),
-        )),
-        false,
-    );
     push("record_count", long(|t| t.record_count), false);
     push("file_count", int(|t| t.file_count), false);
     push(
