@@ -39,6 +39,11 @@ pub const MAINTAIN_MAX_OVERLAP_DEPTH_PROPERTY: &str = "geoberg.maintain.max-over
 /// `geoberg.maintain.max-new-files` (default 64): `maintain` clusters past this many files that
 /// arrived since the last clustering.
 pub const MAINTAIN_MAX_NEW_FILES_PROPERTY: &str = "geoberg.maintain.max-new-files";
+/// Iceberg's `write.metadata.delete-after-commit.enabled` (default `false`): after each commit,
+/// the metadata files that fell out of the metadata log (which keeps the last
+/// `write.metadata.previous-versions-max`, default 100) are deleted.
+pub const METADATA_DELETE_AFTER_COMMIT_PROPERTY: &str =
+    "write.metadata.delete-after-commit.enabled";
 /// Iceberg's `history.expire.max-snapshot-age-ms` (default 5 days).
 pub const MAX_SNAPSHOT_AGE_PROPERTY: &str = "history.expire.max-snapshot-age-ms";
 /// Iceberg's `history.expire.min-snapshots-to-keep` (default 1).
@@ -185,6 +190,8 @@ pub struct TableProperties {
     pub cluster_on_write: bool,
     /// `geoberg.write.cluster-on-write.min-file-rows`.
     pub cluster_min_file_rows: usize,
+    /// Iceberg's `write.metadata.delete-after-commit.enabled`.
+    pub metadata_delete_after_commit: bool,
     /// `geoberg.maintain.*` and Iceberg's `history.expire.*`: when `maintain` acts.
     pub maintain: MaintainThresholds,
 }
@@ -269,20 +276,22 @@ impl TableProperties {
                 })
             })
             .transpose()?;
-        let cluster_on_write = match get(CLUSTER_ON_WRITE_PROPERTY) {
-            None => true,
-            Some((k, v)) => match v.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(Error::InvalidProperty {
+        let flag = |key: &'static str, default: bool| -> Result<bool> {
+            match get(key) {
+                None => Ok(default),
+                Some((k, v)) => match v.trim().to_ascii_lowercase().as_str() {
+                    "true" => Ok(true),
+                    "false" => Ok(false),
+                    _ => Err(Error::InvalidProperty {
                         key: k.to_string(),
                         value: v.to_string(),
                         reason: "expected true or false".into(),
-                    });
-                }
-            },
+                    }),
+                },
+            }
         };
+        let cluster_on_write = flag(CLUSTER_ON_WRITE_PROPERTY, true)?;
+        let metadata_delete_after_commit = flag(METADATA_DELETE_AFTER_COMMIT_PROPERTY, false)?;
         let cluster_min_file_rows = get(CLUSTER_MIN_FILE_ROWS_PROPERTY)
             .map_or(Ok(DEFAULT_CLUSTER_MIN_FILE_ROWS), |(k, v)| {
                 parse_positive(k, v, "a positive row count")
@@ -315,6 +324,7 @@ impl TableProperties {
         Ok(TableProperties {
             maintain,
             cluster_on_write,
+            metadata_delete_after_commit,
             cluster_min_file_rows,
             sort_order,
             delete_mode: mode(DELETE_MODE_PROPERTY)?,

@@ -345,3 +345,62 @@ fn a_value_that_was_already_unusable_does_not_block_other_changes() {
         .unwrap();
     assert_eq!(t.properties().unwrap().commit_retry.num_retries, 4);
 }
+
+/// The metadata JSON files in the table's `metadata/` folder.
+fn metadata_files(table: &Table) -> Vec<String> {
+    let dir = format!(
+        "{}/metadata",
+        table.metadata().location().trim_start_matches("file://")
+    );
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".metadata.json"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn delete_after_commit_keeps_only_the_logged_metadata_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let mut kept = points_table(Arc::clone(&catalog), "kept");
+    let mut trimmed = points_table(Arc::clone(&catalog), "trimmed");
+    trimmed = trimmed
+        .set_properties([
+            ("write.metadata.delete-after-commit.enabled", "true"),
+            ("write.metadata.previous-versions-max", "2"),
+        ])
+        .unwrap();
+    for i in 0..5 {
+        let batch = points_batch(i * 10..(i + 1) * 10, uniform(i as u64));
+        kept = kept.append(std::slice::from_ref(&batch)).unwrap().0;
+        trimmed = trimmed.append(&[batch]).unwrap().0;
+    }
+    // Without the property every version stays: create + 5 appends.
+    assert_eq!(metadata_files(&kept).len(), 6);
+    // With it: the current file and the two the log keeps; the log names only files that exist.
+    let files = metadata_files(&trimmed);
+    assert_eq!(files.len(), 3, "{files:?}");
+    let reloaded = reload(&catalog, "trimmed");
+    let logged: Vec<String> = reloaded
+        .metadata()
+        .metadata_log()
+        .iter()
+        .map(|m| m.metadata_file.rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(logged.len(), 2);
+    assert!(
+        logged.iter().all(|l| files.contains(l)),
+        "{logged:?} {files:?}"
+    );
+    // Nothing is lost: every row reads back.
+    assert_eq!(rows(&reloaded).len(), 50);
+    // A value that is not a boolean is refused.
+    let err = reloaded
+        .set_properties([("write.metadata.delete-after-commit.enabled", "yes")])
+        .unwrap_err();
+    assert!(err.to_string().contains("true or false"), "{err}");
+}

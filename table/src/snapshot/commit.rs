@@ -303,7 +303,10 @@ pub(crate) fn commit_with_retry<A: CommitAction + ?Sized>(
             snapshot_id,
         } = staged;
         match pending.swap() {
-            Ok(table) => return Ok(table),
+            Ok(table) => {
+                delete_dropped_metadata(&current, &table);
+                return Ok(table);
+            }
             Err((e @ Error::CommitConflict { .. }, _)) => {
                 discard(&current, &written);
                 last_error = Some(e);
@@ -311,7 +314,11 @@ pub(crate) fn commit_with_retry<A: CommitAction + ?Sized>(
             Err((e, pending)) => {
                 // The outcome is unknown: find it out by reading the pointer again.
                 match pending.landed() {
-                    Some(true) => return Ok(pending.into_table()),
+                    Some(true) => {
+                        let table = pending.into_table();
+                        delete_dropped_metadata(&current, &table);
+                        return Ok(table);
+                    }
                     Some(false) => {
                         uncertain.snapshots.extend(snapshot_id);
                         uncertain.locations.push(pending.location.clone());
@@ -356,6 +363,30 @@ impl Uncertain {
             CommitFailure::Definite(e)
         } else {
             CommitFailure::Unknown(e)
+        }
+    }
+}
+
+/// Iceberg's `write.metadata.delete-after-commit.enabled`: the metadata files of `base`'s log
+/// that `committed`'s log no longer holds (it keeps `write.metadata.previous-versions-max`) are
+/// deleted, as Iceberg Java does after a commit. Best effort: a file left behind is an orphan.
+fn delete_dropped_metadata(base: &Table, committed: &Table) {
+    let enabled = committed
+        .properties()
+        .is_ok_and(|p| p.metadata_delete_after_commit);
+    if !enabled {
+        return;
+    }
+    let kept: HashSet<&str> = committed
+        .metadata()
+        .metadata_log()
+        .iter()
+        .map(|m| m.metadata_file.as_str())
+        .chain([committed.metadata_location()])
+        .collect();
+    for m in base.metadata().metadata_log() {
+        if !kept.contains(m.metadata_file.as_str()) {
+            let _ = base.storage().delete(&m.metadata_file);
         }
     }
 }
