@@ -139,6 +139,7 @@ fn create_from_rows(
     let table = create
         .create(Arc::clone(catalog), ident)
         .map_err(table_error)?;
+    notices.extend(crate::statements::metrics_warnings(&table).map_err(table_error)?);
     if !rows.is_empty() {
         let appended = label_batches(&table, &rows).and_then(|b| table.append(&b));
         if let Err(e) = appended {

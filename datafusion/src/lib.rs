@@ -124,6 +124,7 @@ mod codec;
 mod create;
 mod crs_literal;
 mod deleted_rows;
+mod describe;
 mod error;
 mod field_id_adapter;
 mod file_pair_join;

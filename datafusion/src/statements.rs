@@ -8,6 +8,7 @@ use geoberg_crs::{ColumnType as GeoType, Crs};
 use geoberg_sql::{ShowTablesRequest, Statement};
 use geoberg_table::{Catalog, CreateTable, RewriteRunner, Table};
 
+use crate::describe::describe;
 use crate::error::{Error, Result};
 use crate::statement_support::{load, one_row_of_counts, resolve};
 
@@ -236,32 +237,9 @@ pub(crate) fn run(
             let (keys, values) = props.into_iter().unzip();
             strings(&[("key", keys), ("value", values)])
         }
-        Statement::Describe(name) => {
-            let table = load(catalog, catalog_name, name)?;
-            let (mut names, mut types, mut required) = (Vec::new(), Vec::new(), Vec::new());
-            for f in table.metadata().current_schema().as_struct().fields() {
-                names.push(f.name.clone());
-                types.push(
-                    match table.geo_columns().iter().find(|g| g.field_id == f.id) {
-                        Some(g) => geo_type_sql(&g.column_type),
-                        None => f.field_type.to_string(),
-                    },
-                );
-                required.push(f.required);
-            }
-            let schema = Schema::new(vec![
-                Field::new("col_name", ArrowType::Utf8, false),
-                Field::new("data_type", ArrowType::Utf8, false),
-                Field::new("required", ArrowType::Boolean, false),
-            ]);
-            Ok(vec![RecordBatch::try_new(
-                Arc::new(schema),
-                vec![
-                    Arc::new(StringArray::from(names)),
-                    Arc::new(StringArray::from(types)),
-                    Arc::new(BooleanArray::from(required)),
-                ],
-            )?])
+        Statement::Describe { table, extended } => {
+            let table = load(catalog, catalog_name, table)?;
+            describe(&table, *extended, geo_type_sql)
         }
     }
 }
@@ -327,13 +305,23 @@ fn show_tables(
     )?])
 }
 
-/// Seed 002's silent failure made loud: a pruning column the statement left past the metrics
-/// column cap is named, with its position, the limit and the property that fixes it.
+/// Seed 002's silent failures made loud: a pruning column the statement left past the metrics
+/// column cap, or with a metrics mode that stores no bounds, is named with the property that
+/// fixes it.
 fn warn_metrics_positions(table: &Table, notices: &mut Vec<String>) -> Result<()> {
-    for w in table.metrics_position_warnings()? {
-        notices.push(w.to_string());
-    }
+    notices.extend(metrics_warnings(table)?);
     Ok(())
+}
+
+/// The metrics warnings of `table` (see [`warn_metrics_positions`]), as notices.
+pub(crate) fn metrics_warnings(table: &Table) -> geoberg_table::Result<Vec<String>> {
+    let positions = table.metrics_position_warnings()?;
+    let modes = table.metrics_mode_warnings()?;
+    Ok(positions
+        .iter()
+        .map(ToString::to_string)
+        .chain(modes.iter().map(ToString::to_string))
+        .collect())
 }
 
 /// One batch of string columns.

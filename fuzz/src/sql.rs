@@ -100,7 +100,7 @@ fn check_statement(statement: &Statement) {
         | Statement::ShowTables(_)
         | Statement::ShowCreateTable(_)
         | Statement::ShowTblProperties { .. }
-        | Statement::Describe(_) => {}
+        | Statement::Describe { .. } => {}
     }
 }
 

@@ -68,9 +68,10 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
     }
     if front.word("DESCRIBE") || front.word("DESC") {
         front.word("TABLE");
+        let extended = front.word("EXTENDED") || front.word("FORMATTED");
         let table = front.table_name()?;
         front.finish()?;
-        return Ok(Statement::Describe(table));
+        return Ok(Statement::Describe { table, extended });
     }
     Err(unsupported_statement(&mut front))
 }

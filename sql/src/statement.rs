@@ -38,8 +38,14 @@ pub enum Statement {
         /// Show only this property.
         key: Option<String>,
     },
-    /// `DESCRIBE [TABLE] t`.
-    Describe(TableName),
+    /// `DESCRIBE [TABLE] [EXTENDED | FORMATTED] t`.
+    Describe {
+        /// The table.
+        table: TableName,
+        /// `EXTENDED` (or `FORMATTED`): each column's bounds and null count over the live data
+        /// files, from the manifests (seed 001's check that bbox columns carry statistics).
+        extended: bool,
+    },
     /// `ALTER TABLE t SET TBLPROPERTIES ('key' = 'value', ...)`.
     SetTblProperties {
         /// The table.
@@ -110,7 +116,10 @@ impl fmt::Display for Statement {
                 }
                 Ok(())
             }
-            Statement::Describe(t) => write!(f, "DESCRIBE TABLE {t}"),
+            Statement::Describe { table, extended } => {
+                let extended = if *extended { "EXTENDED " } else { "" };
+                write!(f, "DESCRIBE TABLE {extended}{table}")
+            }
             Statement::SetTblProperties { table, properties } => {
                 write!(f, "ALTER TABLE {table} SET TBLPROPERTIES ")?;
                 write_properties(f, properties)

@@ -560,7 +560,8 @@ fn statement() -> impl Strategy<Value = Statement> {
         rewrite().prop_map(Statement::Rewrite),
         create_table().prop_map(Statement::CreateTable),
         table_name().prop_map(Statement::ShowCreateTable),
-        table_name().prop_map(Statement::Describe),
+        (table_name(), any::<bool>())
+            .prop_map(|(table, extended)| Statement::Describe { table, extended }),
         (table_name(), prop::option::of(".{0,6}"))
             .prop_map(|(table, key)| Statement::ShowTblProperties { table, key }),
     ]

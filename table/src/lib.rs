@@ -177,7 +177,7 @@ pub use metadata_columns::{
     FILE_COLUMN, LAST_UPDATED_SEQUENCE_NUMBER_COLUMN, METADATA_COLUMNS, POS_COLUMN, ROW_ID_COLUMN,
 };
 pub use metrics::{MetricsConfig, MetricsMode};
-pub use metrics_position::{MetricsPositionWarning, PruningRole};
+pub use metrics_position::{MetricsModeWarning, MetricsPositionWarning, PruningRole};
 pub use ops::append::AppendReport;
 pub use ops::bbox_columns::{
     AddBBoxColumnsReport, BBoxBackfill, BackfillReport, DEFAULT_BACKFILL_GROUP_BYTES,

@@ -55,7 +55,8 @@ impl MetricsMode {
         }
     }
 
-    fn has_bounds(self) -> bool {
+    /// Whether files written under this mode carry the column's bounds.
+    pub fn has_bounds(self) -> bool {
         matches!(self, MetricsMode::Truncate(_) | MetricsMode::Full)
     }
 }

@@ -1,7 +1,9 @@
-//! Seed 002's silent failure made loud: a column that pruning depends on (a bbox column, a
-//! column of `write.sort-order`, a spatial index column) placed past
-//! `write.metadata.metrics.max-inferred-column-defaults` gets metrics mode `none`, so data files
-//! carry no bounds for it and nothing is ever skipped on it.
+//! Seed 002's silent failures made loud: a column that pruning depends on (a geometry or
+//! geography column, a bbox column, a column of `write.sort-order`, a spatial index column)
+//! placed past `write.metadata.metrics.max-inferred-column-defaults` gets metrics mode `none`,
+//! and one given a mode without bounds (seed 002 advises `'none'` for a WKB geometry column,
+//! whose byte bounds are useless; geoberg's geometry bounds are boxes that prune) loses them
+//! too: data files carry no bounds for it and nothing is ever skipped on it.
 //!
 //! Positions are counted as Iceberg Java's `MetricsConfig.limitFieldIds` counts them
 //! (core/src/main/java/org/apache/iceberg/MetricsConfig.java): the primitive fields of the top
@@ -14,7 +16,8 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::metrics::{
-    METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED, inferred_metrics_order,
+    METRICS_COLUMN_PREFIX, METRICS_DEFAULT, METRICS_MAX_INFERRED, MetricsMode,
+    inferred_metrics_order,
 };
 use crate::properties::SORT_ORDER_PROPERTY;
 use crate::table::Table;
@@ -25,6 +28,8 @@ const DEFAULT_LIMIT: usize = 100;
 /// Why a column matters for pruning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PruningRole {
+    /// A geometry or geography column: its bounds are the files' boxes.
+    GeoColumn,
     /// One of a geometry column's bbox columns.
     BBoxColumn,
     /// Named in `write.sort-order`.
@@ -49,18 +54,61 @@ pub struct MetricsPositionWarning {
 
 impl fmt::Display for MetricsPositionWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let role = match self.role {
-            PruningRole::BBoxColumn => "bbox column",
-            PruningRole::SortOrder => "sort-order column",
-            PruningRole::SpatialIndex => "spatial index column",
-        };
         write!(
             f,
-            "warning: {role} {:?} is metrics column {} but {METRICS_MAX_INFERRED} is {}, so it \
+            "warning: {} {:?} is metrics column {} but {METRICS_MAX_INFERRED} is {}, so it \
              gets metrics mode none: data files will carry no bounds for it and no file is \
              skipped on it. Fix: ALTER TABLE ... SET TBLPROPERTIES \
              ('{METRICS_COLUMN_PREFIX}{}' = 'full')",
-            self.column, self.position, self.limit, self.column
+            self.role, self.column, self.position, self.limit, self.column
+        )
+    }
+}
+
+impl fmt::Display for PruningRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PruningRole::GeoColumn => "geo column",
+            PruningRole::BBoxColumn => "bbox column",
+            PruningRole::SortOrder => "sort-order column",
+            PruningRole::SpatialIndex => "spatial index column",
+        })
+    }
+}
+
+/// A pruning column whose metrics mode, set by a property, stores no bounds: data files
+/// written from now on carry none for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsModeWarning {
+    /// The column (dotted for nested fields).
+    pub column: String,
+    /// Why it matters.
+    pub role: PruningRole,
+    /// The mode in force (`none`, `counts`).
+    pub mode: MetricsMode,
+    /// The property that sets it (`write.metadata.metrics.column.<c>` or `...default`).
+    pub property: String,
+}
+
+impl fmt::Display for MetricsModeWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match self.mode {
+            MetricsMode::None => "none".to_string(),
+            MetricsMode::Counts => "counts".to_string(),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        let why = match self.role {
+            PruningRole::GeoColumn => {
+                " (geoberg's geometry bounds are boxes, not WKB bytes: they are what skips files)"
+            }
+            _ => "",
+        };
+        write!(
+            f,
+            "warning: {} {:?} has metrics mode {mode} ({}): data files written from now on \
+             carry no bounds for it, so no file is skipped on it{why}. Fix: ALTER TABLE ... SET \
+             TBLPROPERTIES ('{METRICS_COLUMN_PREFIX}{}' = 'full')",
+            self.role, self.column, self.property, self.column
         )
     }
 }
@@ -124,22 +172,6 @@ impl Table {
         if order.len() <= limit {
             return Ok(Vec::new());
         }
-        let mut wanted: Vec<(String, PruningRole)> = Vec::new();
-        for g in self.geo_columns() {
-            if let Some(b) = self.bbox_columns(&g.name)? {
-                wanted.extend(b.names.into_iter().map(|n| (n, PruningRole::BBoxColumn)));
-            }
-        }
-        if let Some(v) = props.get(SORT_ORDER_PROPERTY) {
-            wanted.extend(
-                sort_order_columns(v)
-                    .into_iter()
-                    .map(|n| (n, PruningRole::SortOrder)),
-            );
-        }
-        for index in self.properties()?.spatial_indexes {
-            wanted.push((index.column, PruningRole::SpatialIndex));
-        }
         let sorted: Vec<i32> = self
             .metadata()
             .default_sort_order()
@@ -148,7 +180,7 @@ impl Table {
             .map(|f| f.source_id)
             .collect();
         let mut out: Vec<MetricsPositionWarning> = Vec::new();
-        for (column, role) in wanted {
+        for (column, role) in self.pruning_columns()? {
             let Some(index) = order.iter().position(|(_, n)| *n == column) else {
                 continue;
             };
@@ -167,6 +199,67 @@ impl Table {
             });
         }
         Ok(out)
+    }
+
+    /// The pruning columns whose metrics mode is set, by `write.metadata.metrics.column.<c>` or
+    /// `write.metadata.metrics.default`, to one without bounds (`none`, `counts`). Statements
+    /// that change metrics properties return these as warnings.
+    pub fn metrics_mode_warnings(&self) -> Result<Vec<MetricsModeWarning>> {
+        let props = self.metadata().properties();
+        let config = self.metrics_config()?;
+        let schema = self.metadata().current_schema();
+        let mut out: Vec<MetricsModeWarning> = Vec::new();
+        for (column, role) in self.pruning_columns()? {
+            let Some(field) = schema.field_by_name(&column) else {
+                continue;
+            };
+            let mode = config.mode(field.id);
+            if mode.has_bounds() || out.iter().any(|w| w.column == column) {
+                continue;
+            }
+            let own = format!("{METRICS_COLUMN_PREFIX}{column}");
+            let property = if props.contains_key(&own) {
+                own
+            } else if props.contains_key(METRICS_DEFAULT) {
+                METRICS_DEFAULT.to_string()
+            } else {
+                // Past the inferred-defaults cap: `metrics_position_warnings` says so.
+                continue;
+            };
+            out.push(MetricsModeWarning {
+                column,
+                role,
+                mode,
+                property,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The columns pruning depends on, each with its role (a column may appear twice).
+    fn pruning_columns(&self) -> Result<Vec<(String, PruningRole)>> {
+        let props = self.metadata().properties();
+        let mut wanted: Vec<(String, PruningRole)> = self
+            .geo_columns()
+            .iter()
+            .map(|g| (g.name.clone(), PruningRole::GeoColumn))
+            .collect();
+        for g in self.geo_columns() {
+            if let Some(b) = self.bbox_columns(&g.name)? {
+                wanted.extend(b.names.into_iter().map(|n| (n, PruningRole::BBoxColumn)));
+            }
+        }
+        if let Some(v) = props.get(SORT_ORDER_PROPERTY) {
+            wanted.extend(
+                sort_order_columns(v)
+                    .into_iter()
+                    .map(|n| (n, PruningRole::SortOrder)),
+            );
+        }
+        for index in self.properties()?.spatial_indexes {
+            wanted.push((index.column, PruningRole::SpatialIndex));
+        }
+        Ok(wanted)
     }
 }
 

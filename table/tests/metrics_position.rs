@@ -16,11 +16,20 @@ use geoberg_table::{
 
 const WIDE: usize = 120;
 
+/// `geom` first (inside the metrics window), then `c0` ... `c119`.
 fn wide_table(catalog: Arc<dyn geoberg_table::Catalog>, name: &str) -> Table {
+    wide_table_with_geometry_at(catalog, name, 0)
+}
+
+fn wide_table_with_geometry_at(
+    catalog: Arc<dyn geoberg_table::Catalog>,
+    name: &str,
+    at: usize,
+) -> Table {
     let mut columns: Vec<Column> = (0..WIDE)
         .map(|i| Column::new(format!("c{i}"), DataType::Long))
         .collect();
-    columns.push(Column::new("geom", DataType::geometry(4326)));
+    columns.insert(at, Column::new("geom", DataType::geometry(4326)));
     CreateTable::new(columns)
         .create(catalog, &TableIdent::new("test_db", name).unwrap())
         .unwrap()
@@ -196,13 +205,13 @@ fn sort_order_columns_and_the_default_mode() {
     let (_, bounded) = append_and_bounded(&t);
     assert!(bounded.contains(&"c110".to_string()), "{bounded:?}");
     // A z-order has no Iceberg transform, so it is not recorded as one: c110 past the cap
-    // loses its bounds, and the statement says so.
+    // (position 112, after geom) loses its bounds, and the statement says so.
     let t = t
         .set_properties([("write.sort-order", "zorder(c5, c110)")])
         .unwrap();
     assert_eq!(
         warned(&t),
-        [("c110".to_string(), PruningRole::SortOrder, 111)]
+        [("c110".to_string(), PruningRole::SortOrder, 112)]
     );
     let t = t
         .set_properties([("write.metadata.metrics.max-inferred-column-defaults", "200")])
@@ -218,4 +227,77 @@ fn sort_order_columns_and_the_default_mode() {
         .unwrap();
     // An explicit default lifts the cap (no column is dropped to none by position).
     assert!(warned(&t).is_empty());
+}
+
+#[test]
+fn a_geometry_column_past_the_cap_is_named_and_really_loses_its_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = wide_table_with_geometry_at(Arc::clone(&catalog), "late_geom", WIDE);
+    assert_eq!(
+        warned(&t),
+        vec![("geom".to_string(), PruningRole::GeoColumn, WIDE + 1)]
+    );
+    let (t, bounded) = append_and_bounded(&t);
+    assert!(!bounded.contains(&"geom".to_string()), "{bounded:?}");
+    // The named fix brings the boxes back.
+    let t = t
+        .set_properties([("write.metadata.metrics.column.geom", "full")])
+        .unwrap();
+    assert!(warned(&t).is_empty());
+    let (_, bounded) = append_and_bounded(&t);
+    assert!(bounded.contains(&"geom".to_string()), "{bounded:?}");
+}
+
+#[test]
+fn seed_002s_none_on_a_geometry_column_is_named_and_really_drops_its_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let t = points_table(Arc::clone(&catalog), "none_geom");
+    assert!(t.metrics_mode_warnings().unwrap().is_empty());
+    for (mode, name) in [("none", "None"), ("counts", "Counts")] {
+        let t = t
+            .set_properties([("write.metadata.metrics.column.geom", mode)])
+            .unwrap();
+        let w = t.metrics_mode_warnings().unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            (w[0].column.as_str(), &w[0].role, format!("{:?}", w[0].mode)),
+            ("geom", &PruningRole::GeoColumn, name.to_string())
+        );
+        let message = w[0].to_string();
+        assert!(
+            message.contains(&format!("has metrics mode {mode}"))
+                && message.contains("('write.metadata.metrics.column.geom' = 'full')"),
+            "{message}"
+        );
+        // The oracle: the next file has no box for geom.
+        let (appended, _) = t.append(&[points_batch(0..3, uniform(1))]).unwrap();
+        let files = appended.data_files().unwrap();
+        let geom_id = appended
+            .metadata()
+            .current_schema()
+            .field_by_name("geom")
+            .unwrap()
+            .id;
+        assert!(
+            files
+                .iter()
+                .all(|f| !f.lower_bounds().contains_key(&geom_id))
+        );
+    }
+    // A default without bounds names the default property; a column's own mode wins over it.
+    let t = points_table(Arc::clone(&catalog), "default_counts")
+        .set_properties([("write.metadata.metrics.default", "counts")])
+        .unwrap();
+    let w = t.metrics_mode_warnings().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.column == "geom" && w.property == "write.metadata.metrics.default"),
+        "{w:?}"
+    );
+    let t = t
+        .set_properties([("write.metadata.metrics.column.geom", "truncate(16)")])
+        .unwrap();
+    assert!(t.metrics_mode_warnings().unwrap().is_empty());
 }

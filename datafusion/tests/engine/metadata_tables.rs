@@ -350,3 +350,73 @@ fn an_unpartitioned_table_has_one_partition_row_and_unknown_names_list_the_table
         1
     );
 }
+
+#[test]
+fn describe_extended_shows_what_the_manifests_know_of_each_column() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.assets (id bigint, name string, geom geometry(4326))")
+        .unwrap();
+    let insert = |first: i64| {
+        let values: Vec<String> = (first..first + 10)
+            .map(|i| {
+                format!(
+                    "({i}, 'n{i}', ST_SetSRID(ST_Point({}, {}), 4326))",
+                    i as f64 * 1.5 - 20.0,
+                    (i % 5) as f64 - 2.5
+                )
+            })
+            .collect();
+        s.sql(&format!(
+            "INSERT INTO db.assets VALUES {}",
+            values.join(", ")
+        ))
+        .unwrap();
+    };
+    insert(0);
+    insert(10);
+    let described = |s: &geoberg_datafusion::BlockingSession| {
+        text_rows(&s.sql("DESCRIBE TABLE EXTENDED db.assets").unwrap())
+    };
+    let rows = described(&s);
+    let row = |name: &str| rows.iter().find(|r| r[0] == name).unwrap().clone();
+    // col_name, data_type, required, min, max, null_count, files_with_bounds, files
+    let expected_id = text_rows(&s.sql("SELECT min(id), max(id) FROM db.assets").unwrap());
+    assert_eq!(row("id")[3..5], expected_id[0][..]);
+    assert_eq!(row("id")[5..], ["0", "2", "2"]);
+    assert_eq!(row("name")[3..5], ["n0", "n9"]);
+    // The corners of the rows' box, from the formula the rows were made with.
+    let xs = (0..20).map(|i| i as f64 * 1.5 - 20.0);
+    let ys = (0..20).map(|i| (i % 5) as f64 - 2.5);
+    let corner = |x: f64, y: f64| format!("POINT ({x} {y})");
+    let lower = corner(
+        xs.clone().fold(f64::MAX, f64::min),
+        ys.clone().fold(f64::MAX, f64::min),
+    );
+    let upper = corner(xs.fold(f64::MIN, f64::max), ys.fold(f64::MIN, f64::max));
+    assert_eq!(row("geom")[1], "geometry(4326)");
+    assert_eq!(row("geom")[3..5], [lower, upper]);
+
+    // A column whose metrics mode stores no bounds shows it: the files written since have none.
+    let out = s
+        .execute(
+            "ALTER TABLE db.assets SET TBLPROPERTIES \
+             ('write.metadata.metrics.column.geom' = 'counts')",
+        )
+        .unwrap();
+    assert!(
+        out[0]
+            .notices
+            .iter()
+            .any(|n| n.contains("geo column \"geom\" has metrics mode counts")),
+        "{:?}",
+        out[0].notices
+    );
+    insert(20);
+    let rows = described(&s);
+    let geom = rows.iter().find(|r| r[0] == "geom").unwrap();
+    assert_eq!(geom[6..], ["2", "3"], "{geom:?}");
+    // DESCRIBE without EXTENDED keeps its three columns.
+    let plain = text_rows(&s.sql("DESCRIBE db.assets").unwrap());
+    assert_eq!(plain[0].len(), 3);
+}

@@ -138,10 +138,23 @@ fn a_bbox_column_past_the_metrics_cap_warns() {
     let w = Warehouse::new();
     let s = w.session();
     let columns: Vec<String> = (0..110).map(|i| format!("c{i} bigint")).collect();
+    // A geometry column past the cap warns at CREATE TABLE: its files would carry no boxes.
     let n = notices(
         &s,
         &format!(
-            "CREATE TABLE db.wide ({}, geom geometry(4326))",
+            "CREATE TABLE db.late ({}, geom geometry(4326))",
+            columns.join(", ")
+        ),
+    );
+    assert!(
+        n.iter()
+            .any(|m| m.contains("geo column \"geom\" is metrics column 111")),
+        "{n:?}"
+    );
+    let n = notices(
+        &s,
+        &format!(
+            "CREATE TABLE db.wide (geom geometry(4326), {})",
             columns.join(", ")
         ),
     );
@@ -154,7 +167,7 @@ fn a_bbox_column_past_the_metrics_cap_warns() {
     let warnings: Vec<&String> = n.iter().filter(|m| m.starts_with("warning")).collect();
     assert_eq!(warnings.len(), 4, "{n:?}");
     assert!(
-        warnings[0].contains("\"bbox_min_x\" is metrics column 111")
+        warnings[0].contains("\"bbox_min_x\" is metrics column 112")
             && warnings[0].contains("max-inferred-column-defaults is 100")
             && warnings[0].contains("'write.metadata.metrics.column.bbox_min_x' = 'full'"),
         "{}",
