@@ -36,6 +36,15 @@ pub(crate) fn create_from_provider(
              constraints; remove the constraint clause"
         )));
     }
+    for field in provider.schema().fields() {
+        if provider.get_column_default(field.name()).is_some() {
+            return Err(DataFusionError::Plan(format!(
+                "CREATE TABLE {ident}: column {}: {}",
+                field.name(),
+                geoberg_sql::COLUMN_DEFAULT_REFUSED
+            )));
+        }
+    }
     let Some(memory) = provider.downcast_ref::<MemTable>() else {
         return Err(DataFusionError::Plan(format!(
             "only CREATE TABLE and CREATE TABLE ... AS SELECT can add table {ident} to a \

@@ -226,6 +226,11 @@ fn parse_provider(front: &mut Front<'_>) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// Seed 004: "Column default values can't be set", with what to do instead.
+pub const COLUMN_DEFAULT_REFUSED: &str = "Column default values can't be set (Iceberg \
+     write-defaults are not supported); remove DEFAULT and give the value in INSERT, or fill \
+     the column with UPDATE ... SET";
+
 pub(crate) fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
     let name = front.identifier("a column name")?;
     let data_type = parse_type(front, &format!("column `{name}`"), TypeNames::Spark)?;
@@ -236,6 +241,11 @@ pub(crate) fn parse_column(front: &mut Front<'_>) -> Result<Column, SqlError> {
             required = true;
         } else if comment.is_none() && front.word("COMMENT") {
             comment = Some(front.string()?);
+        } else if front.word("DEFAULT") {
+            return Err(SqlError::invalid(
+                format!("DEFAULT on column `{name}`"),
+                COLUMN_DEFAULT_REFUSED,
+            ));
         } else {
             break;
         }

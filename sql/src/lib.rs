@@ -114,7 +114,9 @@ mod upgrade_geometry;
 
 pub use add_bbox_columns::AddBBoxColumnsRequest;
 pub use alter_schema::{AddedColumn, AlterSchemaRequest, ColumnPlacement, SchemaAlteration};
-pub use create_table::{CreateTableRequest, PartitionField, PartitionTransform};
+pub use create_table::{
+    COLUMN_DEFAULT_REFUSED, CreateTableRequest, PartitionField, PartitionTransform,
+};
 pub use create_table_as_select::CreateTableAsSelectRequest;
 pub use data_type::{Column, DataType};
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};

@@ -205,3 +205,35 @@ fn scalar_u64(batches: &[arrow_array::RecordBatch]) -> u64 {
         .unwrap()
         .value(0)
 }
+
+#[test]
+fn a_column_default_is_refused_in_the_seeds_words() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE SCHEMA db").unwrap();
+    for statement in [
+        "CREATE TABLE db.d (id bigint DEFAULT 5, geom geometry(4326)) USING iceberg",
+        "CREATE TABLE db.d (id int DEFAULT 5, name string)",
+    ] {
+        let err = s.sql(statement).unwrap_err().to_string();
+        assert!(
+            err.contains("Column default values can't be set"),
+            "{statement}: {err}"
+        );
+        assert!(
+            !w.catalog
+                .list_tables("db")
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.name() == "d"),
+            "{statement} left a table behind"
+        );
+    }
+    s.sql("CREATE TABLE db.d (id bigint, geom geometry(4326))")
+        .unwrap();
+    let err = s
+        .sql("ALTER TABLE db.d ADD COLUMNS (n int DEFAULT 3)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Column default values can't be set"), "{err}");
+}
