@@ -1,7 +1,7 @@
 //! What a session keeps beside the catalog: views (`CREATE [OR REPLACE] [TEMPORARY] VIEW`,
 //! seed 001), and Parquet files read in SQL (`SELECT ... FROM 'file.parquet'`, `CREATE
 //! EXTERNAL TABLE`), checked against the row counts the files' writers recorded
-//! (`shared/realdata`), and joined with a geoberg table.
+//! (`shared/realdata`), joined with a geoberg table and loaded into one (CTAS).
 
 use std::path::{Path, PathBuf};
 
@@ -134,6 +134,24 @@ fn parquet_files_are_tables_in_sql() {
     );
     assert!(joined > 0);
     assert_eq!(joined, filtered);
+
+    // A Parquet file loads into a new geoberg table in one statement.
+    s.sql(&format!(
+        "CREATE TABLE db.loaded AS SELECT * FROM '{}'",
+        points.display()
+    ))
+    .unwrap();
+    assert_eq!(
+        scalar_i64(&s.sql("SELECT count(*) FROM db.loaded").unwrap()),
+        outside
+    );
+    let described =
+        geoberg_datafusion::pretty_format(&s.sql("DESCRIBE db.loaded").unwrap()).unwrap();
+    // The file's GEOMETRY column (CRS OGC:CRS84) is a geometry(4326) column of the table.
+    assert!(
+        described.contains("| geometry | geometry(4326) |"),
+        "{described}"
+    );
 
     // In a namespace, an external table is refused with the session's form.
     let err = s
