@@ -160,6 +160,7 @@ mod spatial_pruning;
 mod sql_text;
 mod statement_support;
 mod statements;
+mod static_overwrite;
 mod store;
 mod type_planner;
 mod typed_exprs;

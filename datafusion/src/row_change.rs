@@ -203,7 +203,7 @@ async fn pin(
 
 /// `ns.t` or `<catalog_name>.ns.t` as a table identifier (unquoted parts lower-cased, as the
 /// engine resolves them).
-fn geoberg_ident(name: &ObjectName, catalog_name: &str) -> Option<TableIdent> {
+pub(crate) fn geoberg_ident(name: &ObjectName, catalog_name: &str) -> Option<TableIdent> {
     let parts: Vec<String> = name
         .0
         .iter()

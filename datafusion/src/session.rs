@@ -306,6 +306,17 @@ impl Session {
                     statement = view;
                 }
                 if let Some(parsed) = single_statement(statement)
+                    && let Some(batches) = crate::static_overwrite::run(
+                        &self.context.ctx,
+                        self.provider.catalog(),
+                        &self.catalog_name,
+                        &parsed,
+                    )
+                    .await?
+                {
+                    return Ok((batches, self.write_notices(), Vec::new()));
+                }
+                if let Some(parsed) = single_statement(statement)
                     && let Some((batches, notices)) = crate::row_change::run(
                         &self.context.ctx,
                         self.provider.catalog(),

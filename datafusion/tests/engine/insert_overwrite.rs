@@ -93,3 +93,79 @@ fn insert_overwrite_of_an_unpartitioned_table_replaces_it_whole() {
     assert!(err.contains("3857"), "{err}");
     assert_eq!(ids(&s.sql("SELECT id FROM db.flat").unwrap()), vec![7]);
 }
+
+#[test]
+fn a_static_partition_is_replaced_by_its_rows_and_emptied_by_none() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql(
+        "CREATE TABLE db.days (id bigint, day date, geom geometry(4326)) \
+         USING iceberg PARTITIONED BY (day)",
+    )
+    .unwrap();
+    let values = |ids: std::ops::Range<i64>, day: &str| -> String {
+        ids.map(|i| format!("({i}, DATE '{day}', ST_SetSRID(ST_Point({i}, 1), 4326))"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    s.sql(&format!(
+        "INSERT INTO db.days VALUES {}, {}",
+        values(0..5, "2026-12-01"),
+        values(5..10, "2026-12-02")
+    ))
+    .unwrap();
+    s.sql(
+        "CREATE TABLE db.fresh AS SELECT id, geom FROM (VALUES \
+         (100, ST_SetSRID(ST_Point(100, 1), 4326)), (101, ST_SetSRID(ST_Point(101, 1), 4326))) \
+         t(id, geom)",
+    )
+    .unwrap();
+
+    // Seed 002's per-partition backfill as SQL: the query gives the other columns.
+    let out = s
+        .sql(
+            "INSERT OVERWRITE TABLE db.days PARTITION (day = '2026-12-02') \
+             SELECT id, geom FROM db.fresh",
+        )
+        .unwrap();
+    assert_eq!(scalar_i64(&out), 2);
+    let expected: Vec<i64> = (0..5).chain([100, 101]).collect();
+    assert_eq!(ids(&s.sql("SELECT id FROM db.days").unwrap()), expected);
+    assert_eq!(
+        ids(&s
+            .sql("SELECT id FROM db.days WHERE day = DATE '2026-12-02'")
+            .unwrap()),
+        vec![100, 101]
+    );
+    // Idempotent.
+    s.sql(
+        "INSERT OVERWRITE TABLE db.days PARTITION (day = '2026-12-02') \
+         SELECT id, geom FROM db.fresh",
+    )
+    .unwrap();
+    assert_eq!(ids(&s.sql("SELECT id FROM db.days").unwrap()), expected);
+    // No rows empty the named partition (unlike the dynamic form).
+    s.sql(
+        "INSERT OVERWRITE db.days PARTITION (day = '2026-12-01') \
+         SELECT id, geom FROM db.fresh WHERE id < 0",
+    )
+    .unwrap();
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.days").unwrap()),
+        vec![100, 101]
+    );
+
+    // A column that is not an identity partition column is refused, naming the ones there are.
+    let err = s
+        .sql("INSERT OVERWRITE db.days PARTITION (id = 1) SELECT day, geom FROM db.days")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("id is not an identity partition column") && err.contains("(day)"),
+        "{err}"
+    );
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.days").unwrap()),
+        vec![100, 101]
+    );
+}

@@ -11,7 +11,7 @@
 //! are pruned against that region's spherical bounds, and rows are refined with
 //! `geoberg-geography`'s exact predicate.
 
-mod column_stats;
+pub(crate) mod column_stats;
 mod filter;
 mod planner;
 mod row_groups;
