@@ -152,6 +152,8 @@ fn queries_on_a_cluster_return_the_single_node_rows() {
         "SELECT z.zid, p.id FROM db.zones z LEFT JOIN db.points p \
          ON ST_Contains(z.zone, p.geometry) WHERE p.id IS NULL OR p.id % 10 = 0 \
          ORDER BY z.zid, p.id",
+        // Iceberg's metadata tables (read by the client from the table's metadata),
+        "SELECT count(*) AS files, sum(record_count) AS n FROM db.points.files",
         // and the nearest zone of each point
         "SELECT p.id, z.zid FROM db.points p JOIN db.zones z ON ST_KNN(p.geometry, z.zone, 1, false) \
          WHERE p.id % 41 = 0 ORDER BY p.id",

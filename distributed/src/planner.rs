@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use ballista_core::planner::BallistaQueryPlanner;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{JoinConstraint, JoinType, NullEquality};
+use datafusion::datasource::{MemTable, source_as_provider};
 use datafusion::error::Result;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::session_state::SessionState;
@@ -18,8 +19,9 @@ use crate::typed_literal::encode_typed_literals;
 /// Plans on a client of a geoberg cluster. A query that reads a table is planned and run by
 /// the scheduler and its executors (its geometry constants encoded so that they keep their
 /// type, its spatial joins sent back as the joins SedonaDB's optimizer found them in, which the
-/// scheduler's finds again); writes (INSERT, COPY), DDL, statements that read no table and plans
-/// with other extension nodes run here, on the coordinator, with the local planner.
+/// scheduler's finds again); writes (INSERT, COPY), DDL, statements that read no table, plans
+/// with other extension nodes and plans over rows held here (metadata tables) run here, on the
+/// coordinator, with the local planner.
 #[derive(Debug)]
 pub struct ClusterQueryPlanner {
     local: Arc<dyn QueryPlanner + Send + Sync>,
@@ -50,8 +52,19 @@ pub fn runs_on_coordinator(plan: &LogicalPlan) -> bool {
                     plan,
                     |n| matches!(n, LogicalPlan::Extension(e) if unplanned_spatial_join(e).is_none()),
                 )
+                || any_node(plan, scans_session_rows)
         }
     }
+}
+
+/// Whether `node` scans rows held in this process (a `MemTable`: Iceberg's metadata tables,
+/// read from the table's metadata when the statement was planned), which no executor has and
+/// the scheduler's plan codec cannot carry.
+fn scans_session_rows(node: &LogicalPlan) -> bool {
+    let LogicalPlan::TableScan(scan) = node else {
+        return false;
+    };
+    source_as_provider(&scan.source).is_ok_and(|p| p.downcast_ref::<MemTable>().is_some())
 }
 
 /// The logical join that SedonaDB's spatial join node `node` was made from (a join whose
