@@ -154,7 +154,10 @@ pub struct ScanReport {
 }
 
 /// Runs SQL over a geoberg catalog: geoberg's table operations through the table crate,
-/// everything else through SedonaDB / DataFusion (see [`route`]).
+/// everything else through SedonaDB / DataFusion (see [`route`]). Names without a namespace
+/// are the session's own views and external tables; a quoted path (`SELECT * FROM
+/// 'f.parquet'`) reads that file, as in SedonaDB and DataFusion's CLI, so SQL from untrusted
+/// users reads what this process can read.
 ///
 /// ```no_run
 /// # async fn f(catalog: std::sync::Arc<dyn geoberg_table::Catalog>) -> geoberg_datafusion::Result<()> {
