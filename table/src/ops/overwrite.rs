@@ -68,8 +68,8 @@ impl Table {
             written.iter().map(|f| f.partition().clone()).collect();
         let partitions = replaced.len();
         self.replace_files(written, partitions, |spec, file| {
-            // Files of older specs belong to no partition of the current spec; Iceberg's
-            // ReplacePartitions refuses them, and so does this by leaving them alone.
+            // A file of an older partition spec has no tuple of the current spec to compare:
+            // it is kept (replacing it would drop rows of partitions the query never named).
             spec == spec_id && replaced.contains(file.partition())
         })
     }
