@@ -32,15 +32,14 @@ use crate::ColumnPosition;
 use crate::bbox_columns::{
     BBOX_COLUMNS_PROPERTY_PREFIX, bbox_columns_property_value, bound_as_f64,
 };
-use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
 use crate::lineage::live_file_lineage;
 use crate::metrics::METRICS_COLUMN_PREFIX;
-use crate::ops::row_delta::{RowDeltaOp, labelled};
+use crate::ops::row_delta::{labelled, replace_data_files};
 use crate::properties::BBOX_SOURCE_PROPERTY;
 use crate::scan::{ScanFilter, combined_predicate};
 use crate::schema::{BBOX_COLUMN_NAMES, Column, DataType, quote_name};
-use crate::snapshot::{CommitFailure, ReadSet, commit_with_retry};
+use crate::snapshot::ReadSet;
 use crate::sort_order::row_order;
 use crate::storage::StorageFile;
 use crate::table::Table;
@@ -723,54 +722,32 @@ fn backfill_partition(
         }
     }
     let paths: Vec<String> = unfilled.iter().map(|f| f.file_path().to_string()).collect();
-    let deletes = DeleteIndex::of(table)?;
-    let spec_id = table.metadata().default_partition_spec_id();
     let mut read = ReadSet {
         starting_snapshot_id: table.metadata().current_snapshot_id().unwrap_or(-1),
         files: paths.iter().cloned().collect(),
         ..ReadSet::default()
     };
     if v3 {
-        let lineage = live_file_lineage(table)?;
+        let lineage = match live_file_lineage(table) {
+            Ok(l) => l,
+            Err(e) => {
+                cleanup(&written);
+                return Err(e);
+            }
+        };
         read.first_row_ids = paths
             .iter()
             .filter_map(|p| Some((p.clone(), lineage.get(p)?.first_row_id)))
             .collect();
     }
-    let op = RowDeltaOp {
-        read,
-        added_data: written.iter().map(|f| (spec_id, f.clone())).collect(),
-        added_deletes: Vec::new(),
-        removed_vectors: paths
-            .iter()
-            .flat_map(|p| deletes.vectors_of(p))
-            .map(|d| (d.location.clone(), d.blob.unwrap_or_default().0))
-            .collect(),
-        removed_files: paths,
-    };
+    let next = replace_data_files(table, read, &written)?;
     let filled = FilledPartition {
         records,
         files: written.len(),
         bytes: written.iter().map(|f| f.file_size_in_bytes()).sum(),
-        snapshot_id: None,
+        snapshot_id: next.metadata().current_snapshot_id(),
     };
-    match commit_with_retry(table, &op) {
-        Ok(next) => {
-            let snapshot_id = next.metadata().current_snapshot_id();
-            Ok((
-                next,
-                FilledPartition {
-                    snapshot_id,
-                    ..filled
-                },
-            ))
-        }
-        Err(CommitFailure::Definite(e)) => {
-            cleanup(&written);
-            Err(e)
-        }
-        Err(CommitFailure::Unknown(e)) => Err(e),
-    }
+    Ok((next, filled))
 }
 
 /// Consecutive files in groups of at most `target` bytes (or one file larger than that).

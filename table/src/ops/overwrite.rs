@@ -17,11 +17,10 @@ use iceberg::spec::{
     DataContentType, DataFile, Literal as IcebergLiteral, PrimitiveLiteral, Transform, Type,
 };
 
-use crate::deletes::DeleteIndex;
 use crate::error::{Error, Result};
-use crate::ops::row_delta::RowDeltaOp;
+use crate::ops::row_delta::replace_data_files;
 use crate::scan::column_stats::datum;
-use crate::snapshot::{CommitFailure, ReadSet, commit_with_retry};
+use crate::snapshot::ReadSet;
 use crate::table::Table;
 use crate::write::write_data_files;
 
@@ -159,15 +158,12 @@ impl Table {
         partitions: usize,
         replace: impl Fn(i32, &DataFile) -> bool,
     ) -> Result<(Table, OverwriteReport)> {
-        let cleanup = |files: &[DataFile]| {
-            for f in files {
-                let _ = self.storage().delete(f.file_path());
-            }
-        };
         let entries = match self.live_entries() {
             Ok(e) => e,
             Err(e) => {
-                cleanup(&written);
+                for f in &written {
+                    let _ = self.storage().delete(f.file_path());
+                }
                 return Err(e);
             }
         };
@@ -179,30 +175,6 @@ impl Table {
             })
             .map(|(_, e)| e.data_file())
             .collect();
-        let paths: Vec<String> = removed.iter().map(|f| f.file_path().to_string()).collect();
-        let deletes = match DeleteIndex::of(self) {
-            Ok(d) => d,
-            Err(e) => {
-                cleanup(&written);
-                return Err(e);
-            }
-        };
-        let spec_id = self.metadata().default_partition_spec_id();
-        let op = RowDeltaOp {
-            read: ReadSet {
-                starting_snapshot_id: self.metadata().current_snapshot_id().unwrap_or(-1),
-                files: paths.iter().cloned().collect(),
-                ..ReadSet::default()
-            },
-            added_data: written.iter().map(|f| (spec_id, f.clone())).collect(),
-            added_deletes: Vec::new(),
-            removed_vectors: paths
-                .iter()
-                .flat_map(|p| deletes.vectors_of(p))
-                .map(|d| (d.location.clone(), d.blob.unwrap_or_default().0))
-                .collect(),
-            removed_files: paths,
-        };
         let report = OverwriteReport {
             partitions,
             removed_data_files: removed.len(),
@@ -214,22 +186,19 @@ impl Table {
         if report.removed_data_files == 0 && report.added_data_files == 0 {
             return Ok((self.clone(), report));
         }
-        match commit_with_retry(self, &op) {
-            Ok(next) => {
-                let snapshot_id = next.metadata().current_snapshot_id();
-                Ok((
-                    next,
-                    OverwriteReport {
-                        snapshot_id,
-                        ..report
-                    },
-                ))
-            }
-            Err(CommitFailure::Definite(e)) => {
-                cleanup(&written);
-                Err(e)
-            }
-            Err(CommitFailure::Unknown(e)) => Err(e),
-        }
+        let read = ReadSet {
+            starting_snapshot_id: self.metadata().current_snapshot_id().unwrap_or(-1),
+            files: removed.iter().map(|f| f.file_path().to_string()).collect(),
+            ..ReadSet::default()
+        };
+        let next = replace_data_files(self, read, &written)?;
+        let snapshot_id = next.metadata().current_snapshot_id();
+        Ok((
+            next,
+            OverwriteReport {
+                snapshot_id,
+                ..report
+            },
+        ))
     }
 }

@@ -402,6 +402,49 @@ impl SnapshotOperation for RowDeltaOp {
     }
 }
 
+/// Commits `written` in place of the live data files `read.files` (and their deletion
+/// vectors) as one `overwrite` snapshot, validated against what happened since `read` was
+/// taken; `written` is removed when nothing was committed.
+pub(crate) fn replace_data_files(
+    table: &Table,
+    read: ReadSet,
+    written: &[DataFile],
+) -> Result<Table> {
+    let cleanup = || {
+        for f in written {
+            let _ = table.storage().delete(f.file_path());
+        }
+    };
+    let deletes = match DeleteIndex::of(table) {
+        Ok(d) => d,
+        Err(e) => {
+            cleanup();
+            return Err(e);
+        }
+    };
+    let spec_id = table.metadata().default_partition_spec_id();
+    let removed_files: Vec<String> = read.files.iter().cloned().collect();
+    let op = RowDeltaOp {
+        added_data: written.iter().map(|f| (spec_id, f.clone())).collect(),
+        added_deletes: Vec::new(),
+        removed_vectors: removed_files
+            .iter()
+            .flat_map(|p| deletes.vectors_of(p))
+            .map(|d| (d.location.clone(), d.blob.unwrap_or_default().0))
+            .collect(),
+        removed_files,
+        read,
+    };
+    match commit_with_retry(table, &op) {
+        Ok(next) => Ok(next),
+        Err(CommitFailure::Definite(e)) => {
+            cleanup();
+            Err(e)
+        }
+        Err(CommitFailure::Unknown(e)) => Err(e),
+    }
+}
+
 /// Rows read back from the table, their geometry fields labelled with the column's SRID (the
 /// field metadata appends check values against): they are in the column's CRS by construction.
 /// An EWKB value's own SRID is still checked.
