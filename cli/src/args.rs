@@ -75,8 +75,9 @@ pub enum Command {
     /// Load a Parquet file another tool wrote (GEOMETRY/GEOGRAPHY columns, GeoParquet, plain
     /// WKB) into a table, created from the file's schema if missing; one commit.
     Import(ImportArgs),
-    /// Stream newline-delimited JSON records (seed 003's messages) from stdin or a (growing)
-    /// file into a table in micro-batch commits; bad records go to a rejects file with the reason.
+    /// Stream records (seed 003's messages as newline-delimited JSON, or Arrow IPC with
+    /// `--format arrow`) from stdin or a (growing) file into a table in micro-batch commits; bad
+    /// records go to a rejects file with the reason.
     Ingest(IngestArgs),
     /// Snapshots, data files, bounds and how much the files overlap.
     Inspect(InspectArgs),
@@ -218,13 +219,18 @@ pub struct ImportArgs {
     /// Target table `namespace.table`; created from the file's schema when missing.
     #[arg(long)]
     pub table: String,
-    /// The WKB geometry column [default: GeoParquet's primary column, else the GEOMETRY or
-    /// GEOGRAPHY column, else `geometry`, `geom`, `wkb_geometry` or `geog`].
-    #[arg(long, value_name = "COLUMN")]
-    pub geometry_column: Option<String>,
-    /// SRID of the geometry values [default: the file's CRS; OGC:CRS84 (4326) when it gives
-    /// none]. 0 imports a CRS no column can declare (UTM, EPSG:5070, a custom projection) into
-    /// geometry(0) and records it in the table property geoberg.source-crs.<column>.
+    /// A binary WKB column to import as geometry; repeat the flag or separate names with
+    /// commas (`--geometry-column pickup,dropoff`), and give one column its own SRID with
+    /// `COLUMN:SRID` (`--geometry-column dropoff:3857`). Only the named columns are typed
+    /// [default: every column the file declares as geometry, GeoParquet's primary column first;
+    /// with none, a binary column named `geometry`, `geom`, `wkb_geometry` or `geog`; with none
+    /// of those, the file is imported without geometry].
+    #[arg(long, value_name = "COLUMN[:SRID]", value_delimiter = ',')]
+    pub geometry_column: Vec<String>,
+    /// SRID of the geometry values of every geometry column without its own `COLUMN:SRID`
+    /// [default: the file's CRS; OGC:CRS84 (4326) when it gives none]. 0 imports a CRS no
+    /// column can declare (UTM, EPSG:5070, a custom projection) into geometry(0) and records it
+    /// in the table property geoberg.source-crs.<column>.
     #[arg(long)]
     pub srid: Option<i32>,
     /// Rows per data file (the whole import is one commit).
@@ -238,11 +244,18 @@ pub struct IngestArgs {
     /// Target table `namespace.table` (it must exist).
     #[arg(long)]
     pub table: String,
-    /// The records, one JSON object per line [default: stdin].
+    /// The records [default: stdin]: one JSON object per line, or with `--format arrow` an
+    /// Arrow IPC stream (or file).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// At the end of the file, wait for more lines (until Ctrl-C, which commits what is
-    /// buffered).
+    /// How the records come: `json`, one object per line; `arrow`, the record batches of an
+    /// Arrow IPC stream (an IPC file is read as the stream it holds), each row a record, with
+    /// the geometry column as binary WKB (SRID from the field metadata `srid`) or the
+    /// --lon / --lat / --crs-field fields (dotted paths into struct columns).
+    #[arg(long, value_enum, default_value_t = crate::ingest::InputFormat::Json)]
+    pub format: crate::ingest::InputFormat,
+    /// At the end of the file, wait for more input (until Ctrl-C, which commits what is
+    /// buffered, or the end of an Arrow IPC stream).
     #[arg(long)]
     pub follow: bool,
     /// Commit after this many records.
@@ -251,7 +264,8 @@ pub struct IngestArgs {
     /// Commit at least this often while records are buffered.
     #[arg(long, default_value_t = 1.0)]
     pub batch_seconds: f64,
-    /// The point column [default: the first geometry column].
+    /// The geometry column [default: the first geometry column]; with `--format arrow`, a
+    /// binary field of its name is read as the geometry (WKB) instead of --lon / --lat.
     #[arg(long, value_name = "COLUMN")]
     pub geometry_column: Option<String>,
     /// Dotted path of the longitude (x).
@@ -272,12 +286,18 @@ pub struct IngestArgs {
     /// Then keep only points inside this shape (WKT, in the column's CRS).
     #[arg(long, value_name = "WKT")]
     pub within: Option<String>,
-    /// Where rejected records go, one JSON line each (`line`, `reason`, `record`).
+    /// Where rejected records go, one JSON line each: `line`, `reason`, `record` (the record);
+    /// Arrow IPC: `record_number` (1-based), `batch` and `row` (0-based), `reason`, `record`.
     #[arg(long, default_value = "geoberg-ingest-rejects.ndjson")]
     pub rejects: PathBuf,
-    /// Skip this many lines first: a replay after a crash starts after the last committed line.
+    /// JSON: skip this many lines first: a replay after a crash starts after the last committed
+    /// line.
     #[arg(long, default_value_t = 0)]
     pub skip_lines: u64,
+    /// Arrow IPC: skip this many records (rows, counted over every batch) first: a replay after
+    /// a crash starts after the last committed record.
+    #[arg(long, default_value_t = 0)]
+    pub skip_records: u64,
 }
 
 /// `geoberg inspect`.

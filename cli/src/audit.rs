@@ -2,7 +2,7 @@
 //!
 //! Three checks (seed 002's audits and pruning assertion):
 //! 1. every data file has bounds for the geometry column in the manifest (a file without them
-//!    is read by every query);
+//!    is read by every query), unless it holds only null or empty geometries (nothing to bound);
 //! 2. every row's box lies inside its file's bounds (otherwise a scan skips matching rows), and
 //!    materialised bbox columns match the geometry (`geoberg-geostats`'s null / empty / point
 //!    policy audit); on a geography column rows are boxed on the sphere (great-circle edges,
@@ -37,6 +37,8 @@ struct DataAudit {
     rows_outside_file_bounds: u64,
     /// Files with at least one such row.
     files_with_wrong_bounds: u64,
+    /// Files with no located geometry (only null or empty values): nothing to bound.
+    unlocated_files: std::collections::HashSet<String>,
     /// Files whose geometry could not be decoded, with the reason.
     undecodable_files: Vec<String>,
     /// The bbox-column policy audit, when the table has bbox columns.
@@ -57,11 +59,14 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
     let table = ctx.load(&args.table)?;
     let column = geo_column(&table, args.column.as_deref())?;
     let files = file_bounds(&table, &column)?;
+    let data = audit_data(&table, &column, &files)?;
+    // A file of null and empty geometries has no bounds to record (Iceberg's bounds leave
+    // empty values out): not a failure.
     let unbounded: Vec<&FileBounds> = files
         .iter()
         .filter(|f| f.bbox.is_none() && !f.all_null && f.record_count > 0)
+        .filter(|f| !data.unlocated_files.contains(&f.path))
         .collect();
-    let data = audit_data(&table, &column, &files)?;
 
     let pruning = match window {
         None => None,
@@ -140,6 +145,13 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
         files.len() - unbounded.len(),
         files.len()
     );
+    if !data.unlocated_files.is_empty() {
+        let _ = writeln!(
+            s,
+            "ok   {} files hold only null or empty geometries (nothing to bound)",
+            data.unlocated_files.len()
+        );
+    }
     let _ = writeln!(
         s,
         "{} rows inside their file bounds: {} rows outside",
@@ -186,6 +198,7 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> Result<()> {
             "files": files.len(),
             "rows": data.rows,
             "files_without_bounds": unbounded.len(),
+            "files_of_null_or_empty_geometries": data.unlocated_files.len(),
             "rows_outside_file_bounds": data.rows_outside_file_bounds,
             "undecodable_files": data.undecodable_files,
             "bbox_columns": data.bbox_columns.map(|r| json!({
@@ -241,6 +254,7 @@ fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result
             .select(names.iter().cloned())
             .execute()?;
         let mut outside = 0u64;
+        let mut located = false;
         for batch in batches {
             out.rows += batch.num_rows() as u64;
             let geometry = batch.column_by_name(&column.name).ok_or_else(|| {
@@ -256,12 +270,19 @@ fn audit_data(table: &Table, column: &GeoColumn, files: &[FileBounds]) -> Result
                 bbox_columns(geometry.as_ref())
             };
             match boxes {
-                Ok(b) => outside += rows_outside(&b, f.bbox, sphere),
+                Ok(b) => {
+                    located |= b.min_x.null_count() < b.min_x.len();
+                    outside += rows_outside(&b, f.bbox, sphere);
+                }
                 Err(e) => {
                     out.undecodable_files.push(format!("{}: {e}", f.path));
+                    located = true; // not known to be unlocated: reported as undecodable
                     break;
                 }
             }
+        }
+        if !located && f.record_count > 0 {
+            out.unlocated_files.insert(f.path.clone());
         }
         if outside > 0 {
             out.rows_outside_file_bounds += outside;

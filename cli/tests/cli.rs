@@ -519,6 +519,146 @@ fn import_reads_files_other_tools_wrote() {
     assert_eq!(j["rows"], 500);
 }
 
+/// Writes `columns` as a Parquet file without geometry metadata.
+fn write_plain_parquet(path: &std::path::Path, columns: Vec<(&str, arrow_array::ArrayRef)>) {
+    let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+/// A file without geometry imports as it is, with a note naming `--geometry-column`; two plain
+/// WKB columns named in one `--geometry-column a,b:SRID` both become geometry columns.
+#[test]
+fn import_takes_files_without_geometry_and_with_several_geometry_columns() {
+    use std::sync::Arc;
+    let env = Env::new();
+    let customer = env.path("customer.parquet");
+    write_plain_parquet(
+        &customer,
+        vec![
+            (
+                "id",
+                Arc::new(arrow_array::Int64Array::from_iter_values(0..10)),
+            ),
+            (
+                "name",
+                Arc::new(arrow_array::StringArray::from_iter_values(
+                    (0..10).map(|i| format!("c{i}")),
+                )),
+            ),
+        ],
+    );
+    let run = env
+        .run(&[
+            "import",
+            customer.to_str().unwrap(),
+            "--table",
+            "db.customer",
+        ])
+        .ok();
+    for part in [
+        "imported 10 rows",
+        "no geometry column",
+        "imported without geometry",
+        "--geometry-column",
+    ] {
+        assert!(run.stdout.contains(part), "{part}: {}", run.stdout);
+    }
+    env.fails_cleanly(
+        &[
+            "import",
+            customer.to_str().unwrap(),
+            "--table",
+            "db.customer2",
+            "--srid",
+            "4326",
+        ],
+        &["--srid", "--geometry-column"],
+    );
+
+    let points = scattered_points(50);
+    let wkb = |shift: f64| -> arrow_array::ArrayRef {
+        Arc::new(arrow_array::BinaryArray::from_iter_values(
+            points
+                .iter()
+                .map(|p| common::wkb_point(p.1 * shift, p.2 * shift)),
+        ))
+    };
+    let trips = env.path("trips.parquet");
+    write_plain_parquet(
+        &trips,
+        vec![
+            (
+                "id",
+                Arc::new(arrow_array::Int64Array::from_iter_values(
+                    points.iter().map(|p| p.0),
+                )),
+            ),
+            ("pickup", wkb(1.0)),
+            ("dropoff", wkb(1000.0)),
+        ],
+    );
+    let trips = trips.to_str().unwrap();
+    // One SRID per column.
+    env.fails_cleanly(
+        &[
+            "import",
+            trips,
+            "--table",
+            "db.trips",
+            "--geometry-column",
+            "dropoff:3857,dropoff:4326",
+        ],
+        &["dropoff", "one SRID"],
+    );
+    let j = env
+        .run(&[
+            "--json",
+            "import",
+            trips,
+            "--table",
+            "db.trips",
+            "--geometry-column",
+            "pickup,dropoff:3857",
+        ])
+        .ok()
+        .json();
+    assert_eq!(j["rows"], 50);
+    assert_eq!(j["geometry_columns"][0]["name"], "pickup");
+    assert_eq!(j["geometry_columns"][0]["column_type"], "GEOMETRY(4326)");
+    assert_eq!(j["geometry_columns"][1]["name"], "dropoff");
+    assert_eq!(j["geometry_columns"][1]["srid"], 3857);
+    // The first column under the keys of one-column imports.
+    assert_eq!(j["geometry_column"], "pickup");
+    assert_eq!(j["srid"], 4326);
+    let ddl = env.run(&["sql", "SHOW CREATE TABLE db.trips"]).ok().stdout;
+    assert!(
+        ddl.contains("pickup GEOMETRY(4326)") && ddl.contains("dropoff GEOMETRY(3857)"),
+        "{ddl}"
+    );
+    // The same file again, the flag repeated: appended to both columns; the text names both.
+    let run = env
+        .run(&[
+            "import",
+            trips,
+            "--table",
+            "db.trips",
+            "--geometry-column",
+            "pickup",
+            "--geometry-column",
+            "dropoff:3857",
+        ])
+        .ok();
+    assert!(
+        run.stdout
+            .contains("pickup is GEOMETRY(4326), dropoff is GEOMETRY(3857)"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn inspect_layout_and_audit_a_table() {
     let (env, _) = imported();
@@ -606,6 +746,37 @@ fn inspect_layout_and_audit_a_table() {
             "2",
         ],
         &["max-fraction"],
+    );
+}
+
+/// A file of only null and empty geometries has no bounds to record (Iceberg's bounds leave
+/// empty values out): the audit says so instead of failing (issue #30).
+#[test]
+fn audit_passes_a_file_of_only_null_and_empty_geometries() {
+    let (env, _) = imported();
+    // Two appends: a file of empty points, a file of an empty point and a null.
+    env.run(&[
+        "sql",
+        "INSERT INTO db.points (id, name, geometry) VALUES \
+         (900001, 'empty', ST_SetSRID(ST_GeomFromText('POINT EMPTY'), 4326))",
+    ])
+    .ok();
+    env.run(&[
+        "sql",
+        "INSERT INTO db.points (id, name, geometry) SELECT 900002, 'empty', \
+         ST_SetSRID(ST_GeomFromText('POINT EMPTY'), 4326) UNION ALL \
+         SELECT 900003, 'null', ST_SetSRID(ST_GeomFromText(NULL), 4326)",
+    ])
+    .ok();
+    let audit = env.run(&["--json", "audit", "db.points"]).ok().json();
+    assert_eq!(audit["ok"], true, "{audit}");
+    assert_eq!(audit["files_without_bounds"], 0);
+    assert_eq!(audit["files_of_null_or_empty_geometries"], 2);
+    assert_eq!(audit["rows"], 2_003);
+    let text = env.run(&["audit", "db.points"]).ok().stdout;
+    assert!(
+        text.contains("2 files hold only null or empty geometries"),
+        "{text}"
     );
 }
 

@@ -15,6 +15,7 @@
 //! | bounds of `hilbert(geom, precision)` | [`default_hilbert_bounds`] |
 //! | extents, and bounds that must cover the data | [`extent_of`], [`check_bounds_cover`] |
 //! | 4326 <-> 3857 for points, slices, Arrow arrays, WKB | [`Reprojection`] |
+//! | a value's SRID kept in the value (EWKB) or dropped from it | [`ewkb_with_srid`], [`wkb_without_srid`] |
 //!
 //! [`Extent`] is the workspace's box in CRS units (curve bounds, file and partition extents);
 //! the `serde` feature makes it serializable.
@@ -50,6 +51,7 @@ mod column_type;
 mod crs;
 mod declaration;
 mod error;
+mod ewkb;
 mod extent;
 mod extent_checks;
 mod file_skipping;
@@ -67,6 +69,7 @@ pub use column_type::{ColumnType, EdgeAlgorithm};
 pub use crs::Crs;
 pub use declaration::{GEOGRAPHY_SRIDS, GEOMETRY_SRIDS, validate_declaration};
 pub use error::CrsError;
+pub use ewkb::{ewkb_with_srid, wkb_without_srid};
 pub use extent::{
     Extent, WEB_MERCATOR_AREA_OF_USE_MAX_Y, WEB_MERCATOR_MAX, WEB_MERCATOR_MAX_LATITUDE,
 };

@@ -361,7 +361,7 @@ pub(crate) fn scalar_wkb(scalar: &ScalarValue) -> Result<Option<&[u8]>> {
 }
 
 /// The WKB of one row of a column; `None` for a null.
-fn wkb_at(array: &dyn Array, row: usize) -> Result<Option<&[u8]>> {
+pub(crate) fn wkb_at(array: &dyn Array, row: usize) -> Result<Option<&[u8]>> {
     if array.is_null(row) {
         return Ok(None);
     }

@@ -188,6 +188,8 @@ fn srid_label(
     let srid = field_srid(field)
         .map_err(|e| geoberg_table::Error::InvalidData(format!("column {column:?}: {e}")))?;
     Ok(match (srid, column_type) {
+        // A column without a CRS keeps each value's SRID in the value (written as EWKB).
+        (FieldSrid::Srid(n), ColumnType::GeometryWithoutCrs) => Some(n),
         (_, ColumnType::GeometryWithoutCrs) | (FieldSrid::NotGeometry, _) => None,
         (FieldSrid::Unset, ColumnType::Geography { .. }) => None,
         (FieldSrid::Unset, ColumnType::Geometry { .. }) => Some(0),

@@ -52,7 +52,10 @@ pub fn route(statement: &str) -> Result<Route> {
             };
             let geoberg_only = GEOBERG_ONLY.iter().any(|prefix| starts(prefix))
                 || words.first().is_some_and(|w| w == "DESC")
-                || (starts(&["CREATE", "TABLE"]) && DFParser::parse_sql(statement).is_err());
+                || (starts(&["CREATE", "TABLE"]) && DFParser::parse_sql(statement).is_err())
+                // DataFusion parses a `variant` column and then only says it is unsupported;
+                // geoberg's refusal names the blocker and the way around it.
+                || e.to_string().contains(geoberg_sql::VARIANT_REFUSED);
             match geoberg_only {
                 true => Err(e.into()),
                 false => Ok(Route::Engine),

@@ -16,10 +16,11 @@ use sedona::context::SedonaContext;
 use sedona_expr::scalar_udf::ScalarKernelRef;
 
 use crate::catalog::GeobergCatalogProvider;
+use crate::constructor_forms::constructor_kernels;
 use crate::crs_literal::{ConstantGeometryCrs, CrsDeferredPredicate, SPATIAL_PREDICATES};
 use crate::error::{Error, Result};
 use crate::file_pair_join::FilePairJoins;
-use crate::geography_conversions::register_conversion_aliases;
+use crate::function_aliases::register_function_aliases;
 use crate::geography_kernels::{GEOGRAPHY_FUNCTIONS, GeographyKernel};
 use crate::geography_measures::{GEOGRAPHY_MEASURES, GeographyMeasureKernel};
 use crate::join_bounds_rule::JoinBoundsPruning;
@@ -29,9 +30,11 @@ use crate::options::GeobergOptions;
 use crate::proj::configure_proj;
 use crate::rectangle_kernel::{RECTANGLE_FUNCTIONS, RectanglePredicate};
 use crate::route::{Route, route, split_statements};
+use crate::s2_cell_ids::s2_cell_ids_udf;
 use crate::scan_exec::GeobergScanExec;
 use crate::scan_plan::PruningSummary;
 use crate::session_view::as_session_view;
+use crate::subdivide::subdivide_udf;
 use crate::type_planner::GeobergTypePlanner;
 use crate::values_type::ValuesGeometryType;
 
@@ -43,8 +46,11 @@ use crate::values_type::ValuesGeometryType;
 /// results as SedonaDB's kernels, which serve every other case), and spherical kernels for
 /// `ST_Intersects`, `ST_Contains`, `ST_Within`, `ST_Covers`, `ST_CoveredBy`, `ST_DWithin`
 /// (metres), `ST_Distance` (metres), `ST_Area` (square metres), `ST_Length` and
-/// `ST_Perimeter` (metres) on geography arguments (`geoberg-geography`'s), and seed 004's
-/// `ST_GeomToGeography` / `ST_GeogToGeometry` (SedonaDB's `ST_ToGeography` / `ST_ToGeometry`).
+/// `ST_Perimeter` (metres) on geography arguments (`geoberg-geography`'s), seed 004's
+/// `ST_GeomToGeography` / `ST_GeogToGeometry` (SedonaDB's `ST_ToGeography` / `ST_ToGeometry`),
+/// and the rest of the seeds' functions SedonaDB lacks: `ST_S2CellIds(geom, level)`,
+/// `ST_SubDivide(geom, max_vertices)`, `ST_Envelope_Aggr` / `ST_Union_Aggr` /
+/// `ST_Intersection_Aggr`, `ST_Point` over text and `ST_GeomFromWKB` of a geometry.
 pub async fn sedona_context(
     catalog: Arc<dyn Catalog>,
     catalog_name: &str,
@@ -99,7 +105,12 @@ pub async fn engine_context() -> Result<SedonaContext> {
         let kernel: ScalarKernelRef = Arc::new(GeographyMeasureKernel::new(measure));
         context.append_sedona_scalar_kernels(name, kernel)?;
     }
-    register_conversion_aliases(&context.ctx)?;
+    for (name, kernel) in constructor_kernels() {
+        context.append_sedona_scalar_kernels(name, kernel)?;
+    }
+    context.ctx.register_udf(s2_cell_ids_udf());
+    context.ctx.register_udf(subdivide_udf());
+    register_function_aliases(&context.ctx)?;
     // Last, over the final functions (kernels appended above re-register them).
     for name in SPATIAL_PREDICATES {
         if let Ok(inner) = context.ctx.udf(name) {

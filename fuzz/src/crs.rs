@@ -2,9 +2,9 @@
 
 use geoberg_crs::{
     ColumnType, Crs, EdgeAlgorithm, FormatVersion, Reprojection, can_skip_files,
-    default_hilbert_bounds, extent_of, validate_declaration,
+    default_hilbert_bounds, ewkb_with_srid, extent_of, validate_declaration, wkb_without_srid,
 };
-use geoberg_geostats::bbox_of_wkb;
+use geoberg_geostats::{bbox_of_wkb, wkb_info};
 
 use crate::reference_wkb::coordinates;
 
@@ -104,8 +104,12 @@ const CRS_CHOICES: [&str; 6] = [
 ///   it; Z, M and empty points are kept bit for bit.
 /// * 4326 -> 3857 -> 4326 succeeds and returns every coordinate within 1e-9 degrees.
 /// * geostats reads the output whenever it read the input.
+/// * `ewkb_with_srid` and `wkb_without_srid` never panic; on a value geostats reads, the EWKB
+///   one reads with the same box and the given SRID (or its own), and dropping the SRID again
+///   gives a value with the same box and no SRID.
 pub fn crs_reproject(data: &[u8]) {
     let [a, b, wkb @ ..] = data else { return };
+    srid_in_and_out(wkb, i32::from(*a) * 100 + i32::from(*b));
     let pick = |i: u8| -> Crs {
         CRS_CHOICES[usize::from(i) % CRS_CHOICES.len()]
             .parse()
@@ -189,4 +193,23 @@ pub fn crs_reproject(data: &[u8]) {
             );
         }
     }
+}
+
+/// The EWKB SRID properties of [`crs_reproject`].
+fn srid_in_and_out(wkb: &[u8], srid: i32) {
+    let with = ewkb_with_srid(wkb, srid);
+    let without = wkb_without_srid(wkb);
+    let Ok(info) = wkb_info(wkb) else { return };
+    let with = with.expect("a value geostats reads has a header");
+    let with_info = wkb_info(&with).expect("geostats reads the EWKB value");
+    assert_eq!(with_info.bbox, info.bbox, "EWKB changed the box");
+    assert_eq!(with_info.srid, Some(info.srid.unwrap_or(srid)));
+    let plain = wkb_without_srid(&with).expect("the EWKB value has a header");
+    let plain_info = wkb_info(&plain).expect("geostats reads the plain value");
+    assert_eq!(
+        plain_info.bbox, info.bbox,
+        "dropping the SRID changed the box"
+    );
+    assert_eq!(plain_info.srid, None);
+    assert!(without.is_ok());
 }

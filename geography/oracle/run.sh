@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 venv="${CARGO_TARGET_DIR:-target}/geo-venv"
-if ! "$venv/bin/python" -c 'import spherely' >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import spherely, s2sphere' >/dev/null 2>&1; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'spherely==0.1.1'
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'spherely==0.1.1' 's2sphere==0.2.5'
 fi
 "$venv/bin/python" geography/oracle/check.py "$@"
+"$venv/bin/python" geography/oracle/s2_cells_check.py
 "$venv/bin/python" geography/oracle/table_check.py

@@ -38,6 +38,26 @@ pub enum GeographyError {
         /// The distance given.
         distance: f64,
     },
+    /// An S2 level outside 0..=30.
+    #[error(
+        "ST_S2CellIds needs an S2 level from 0 to 30, got {level}; level 30 cells are about a \
+         centimetre across, level 4 cells about 500 km (each level halves the cell size)"
+    )]
+    S2Level {
+        /// The level given.
+        level: i64,
+    },
+    /// A covering that needs more cells than allowed.
+    #[error(
+        "covering the value with S2 cells of level {level} needs more than {max_cells} cells; \
+         pass a lower level (each level lower needs about a quarter as many cells)"
+    )]
+    TooManyS2Cells {
+        /// The level asked for.
+        level: i64,
+        /// The most cells one value may give.
+        max_cells: usize,
+    },
 }
 
 impl GeographyError {

@@ -88,7 +88,7 @@ impl Polygon {
 /// vertex intersects it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Geography {
-    points: Vec<V3>,
+    pub(crate) points: Vec<V3>,
     pub(crate) lines: Vec<Vec<V3>>,
     pub(crate) polygons: Vec<Polygon>,
     bbox: Option<BBox>,
@@ -149,6 +149,16 @@ impl Geography {
             polygons,
             bbox,
         })
+    }
+
+    /// The lines and polygons of this value (its bounds kept: they still cover what is left).
+    pub(crate) fn without_points(&self) -> Geography {
+        Geography {
+            points: Vec::new(),
+            lines: self.lines.clone(),
+            polygons: self.polygons.clone(),
+            bbox: self.bbox,
+        }
     }
 
     /// No point, line or polygon (an empty geometry, or only degenerate parts).

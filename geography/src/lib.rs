@@ -7,7 +7,7 @@
 //! `Float64Array` in metres. They are what an engine registers as `ST_Intersects(geog, geog)`
 //! and friends. The measures [`area`] (square metres), [`length`] and [`perimeter`] (metres)
 //! are kernels over one column. [`Geography`] is one parsed value with the same predicates and
-//! measures.
+//! measures, and the S2 cells of a level that cover it ([`Geography::s2_cell_ids`]).
 //!
 //! Semantics follow S2 / s2geography (what spherely, BigQuery and SedonaDB's S2 kernels use):
 //! * Edges are minor great-circle arcs between consecutive vertices.
@@ -27,7 +27,7 @@
 //! point-in-polygon) reduces to the orientation sign of three unit vectors, computed exactly by
 //! `robust::orient3d` (Shewchuk's adaptive predicates, georust's `robust` crate) with the origin
 //! as fourth point, as S2's `s2pred::Sign` does with its exact fallback. No Rust crate offers
-//! S2's polygon predicates today: the `s2` crate (0.0.x) has cells and lat/lng types but no
+//! S2's polygon predicates today: the `s2` crate (0.2) has cells and lat/lng types but no
 //! polygon or boolean operations, `s2rst` is a young port, and `geo`'s spherical algorithms are
 //! measures (haversine, geodesic) without topology. So the predicates are written here, on top
 //! of `robust`, in a few hundred lines.
@@ -69,6 +69,7 @@ mod error;
 mod geography;
 mod kernels;
 mod measures;
+mod s2_cells;
 mod sphere;
 mod spherical_loop;
 mod wkb_read;
@@ -79,3 +80,4 @@ pub use kernels::{
     PreparedGeography, contains, covered_by, covers, distance, dwithin, intersects, within,
 };
 pub use measures::{area, length, perimeter};
+pub use s2_cells::MAX_S2_LEVEL;

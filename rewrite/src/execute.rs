@@ -542,7 +542,7 @@ fn route_batch(
     geography: &[String],
 ) -> Result<(), RewriteError> {
     let n = batch.num_rows();
-    let keyed = if order.is_hilbert() {
+    let mut keyed = if order.is_hilbert() {
         RowKeys::Hilbert(Box::new(key_rows(
             batch.column(geometry_index).as_ref(),
             curve,
@@ -554,6 +554,19 @@ fn route_batch(
     } else {
         let bound = BoundOrder::bind(order, &batch.schema(), geography, path)?;
         RowKeys::Prefix(bound.prefix_keys(batch, false, input, row0)?)
+    };
+    // Empty geometries join the regular files (see `borrow_keys_for_empty_rows`).
+    let borrowed = match &mut keyed {
+        RowKeys::Hilbert(k) => {
+            k.borrow_keys_for_empty_rows(batch.column(geometry_index).as_ref(), |k, i| {
+                k.is_located(i)
+                    && oversize.is_none_or(|rule| {
+                        let (w, h) = k.size(i);
+                        !rule.is_oversized(w, h)
+                    })
+            })
+        }
+        RowKeys::Prefix(_) => Vec::new(),
     };
     let n_slots = routing.slots.len();
     let mut slot_of = vec![u32::MAX; n];
@@ -569,7 +582,9 @@ fn route_batch(
                 continue;
             }
         };
-        let class = if !keyed.is_located(i) {
+        let class = if borrowed.get(i) == Some(&true) {
+            RowClass::Regular
+        } else if !keyed.is_located(i) {
             RowClass::Empty
         } else if let Some(rule) = oversize {
             let (w, h) = keyed.size(i);

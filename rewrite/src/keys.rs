@@ -34,7 +34,8 @@ pub enum RowClass {
     /// Rows whose bbox is large against the expected file extent: kept in files of their own so
     /// that they do not stretch the bounds of the regular files.
     Oversized,
-    /// Null or empty geometries (no location): last, in their own files.
+    /// Null geometries, and empty ones in a batch without a located row (no location): last,
+    /// in their own files. Other empty geometries go with the regular rows (see `key_rows`).
     Empty,
 }
 
@@ -44,7 +45,8 @@ pub(crate) struct KeyedRows {
     pub bboxes: BBoxColumns,
     /// Whether the boxes are on the sphere.
     pub sphere: bool,
-    /// Key per row; 0 for null and empty geometries (see `is_located`).
+    /// Key per row; 0 for null and empty geometries (see `is_located`), until empty ones
+    /// borrow a key (`borrow_keys_for_empty_rows`).
     pub keys: Vec<u64>,
 }
 
@@ -53,6 +55,42 @@ impl KeyedRows {
     #[inline]
     pub fn is_located(&self, row: usize) -> bool {
         self.bboxes.min_x.is_valid(row)
+    }
+
+    /// Gives each empty geometry (not null, no box) of `geometry` the key of a row that
+    /// `regular` accepts, picked by a hash of its row number, and marks it; returns the marks
+    /// (empty when no row borrowed a key: no empties, or no regular row to borrow from).
+    ///
+    /// An empty geometry has no location, so any file is as good for it, but a file of empty
+    /// geometries alone would have no bounds (Iceberg's bounds leave empty values out) and
+    /// every window would read it. Spread over the regular files in proportion to the data
+    /// (even when the input holds its empties together), empties change no file's bounds and
+    /// leave no file unbounded; a key is never split between files, so each borrowed key stays
+    /// in the file of the regular row it came from. Null geometries keep key 0 and files of
+    /// their own, which every reader skips by their null counts.
+    pub fn borrow_keys_for_empty_rows(
+        &mut self,
+        geometry: &dyn Array,
+        regular: impl Fn(&KeyedRows, usize) -> bool,
+    ) -> Vec<bool> {
+        let n = self.keys.len();
+        if self.bboxes.min_x.null_count() == geometry.null_count() {
+            return Vec::new(); // every unlocated row is null
+        }
+        let donors: Vec<usize> = (0..n).filter(|&i| regular(self, i)).collect();
+        if donors.is_empty() {
+            return Vec::new();
+        }
+        let mut borrowed = vec![false; n];
+        for (i, mark) in borrowed.iter_mut().enumerate() {
+            if !self.is_located(i) && geometry.is_valid(i) {
+                // Fibonacci hashing of the row number: consecutive empties pick far-apart rows.
+                let pick = ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize;
+                self.keys[i] = self.keys[donors[pick % donors.len()]];
+                *mark = true;
+            }
+        }
+        borrowed
     }
 
     /// Width and height of the row's bbox (zero for unlocated rows); on the sphere the width

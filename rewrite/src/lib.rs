@@ -13,7 +13,8 @@
 //!    files (`rewrite-all`, Iceberg's size rules, or an [`overlap_depth`] metric), samples the
 //!    Hilbert keys of each partition and cuts **global** key ranges at byte-weighted quantiles, so
 //!    the output files of a partition have disjoint, ordered key ranges. Oversized geometries
-//!    and null/empty ones get files of their own. The [`RewritePlan`] is serde-serializable.
+//!    and null ones get files of their own; empty ones join the regular files (a file of
+//!    empties alone would have no bounds, and every window would read it). The [`RewritePlan`] is serde-serializable.
 //! 3. [`execute`] streams the inputs on a rayon pool, keys rows by the Hilbert index of their
 //!    bbox centre (ties broken by input and row ordinal), routes them to sort chunks that spill
 //!    to Arrow IPC runs past the memory budget, sorts each chunk and writes Parquet files rolled

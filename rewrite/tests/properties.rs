@@ -7,8 +7,10 @@
 //! - rows are sorted by Hilbert key within each file (ties in input order), and each file's
 //!   reported key range is its rows' first and last key;
 //! - the files of one partition and class have disjoint, ordered key ranges;
-//! - null and empty geometries land in `Empty` files, oversized ones (by the plan's rule) in
-//!   `Oversized` files, and all others in `Regular` files;
+//! - null geometries land in `Empty` files, oversized ones (by the plan's rule) in `Oversized`
+//!   files, and all others in `Regular` files; empty geometries join the `Regular` files (or
+//!   `Empty` ones when a batch has no located row), so that every file but a file of nulls has
+//!   a located row and bounds;
 //! - the peak bytes buffered while routing stay within the memory budget.
 //!
 //! The oracles are computed here, not by the crate: each row's bbox comes from the geometry the
@@ -344,10 +346,22 @@ fn check(case: &Case) -> Result<(RewritePlan, RewriteOutcome), TestCaseError> {
     for (f, rows) in &files {
         let part = partition_plan[f.partition.0.as_str()];
         let mut keys = Vec::with_capacity(rows.len());
+        let all_null = rows.iter().all(|r| matches!(by_id[&r.0].1, Geom::Null));
+        if !all_null && f.class != RowClass::Empty {
+            prop_assert!(
+                f.bbox.is_some(),
+                "{:?} file {} has no bounds",
+                f.class,
+                f.location
+            );
+        }
         for r in rows {
             let (_, geom, partition) = &by_id[&r.0];
             prop_assert_eq!(partition, &f.partition.0, "row {} left its partition", r.0);
             let class = match geom.bbox() {
+                None if matches!(geom, Geom::Null) => RowClass::Empty,
+                // An empty geometry borrows a located row's key when its batch has one.
+                None if f.class == RowClass::Regular => RowClass::Regular,
                 None => RowClass::Empty,
                 Some([x0, y0, x1, y1]) => {
                     let oversized = part

@@ -118,7 +118,7 @@ pub use create_table::{
     COLUMN_DEFAULT_REFUSED, CreateTableRequest, PartitionField, PartitionTransform,
 };
 pub use create_table_as_select::CreateTableAsSelectRequest;
-pub use data_type::{Column, DataType};
+pub use data_type::{Column, DataType, VARIANT_REFUSED};
 pub use error::{Position, SUPPORTED_CONDITIONS, SUPPORTED_STATEMENTS, SqlError};
 pub use front::{MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_STATEMENT_BYTES};
 pub use geoberg_crs::{Crs, EdgeAlgorithm};

@@ -1,7 +1,8 @@
 //! `import_parquet` on files written here with the `parquet` crate, for what the real files of
 //! `shared/realdata` do not have: a GeoParquet 1.1 `bbox` covering struct, EWKB values whose
-//! SRID contradicts the file, a commit that fails. Oracles: the rows the test wrote, and the
-//! files left on disk.
+//! SRID contradicts the file, a commit that fails, a file without geometry, files with two
+//! geometry columns. Oracles: the rows and points the test wrote (bounds and windows computed
+//! from them by plain min / max and brute force), and the files left on disk.
 
 mod common;
 
@@ -9,15 +10,22 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use arrow_array::builder::{Int64Builder, ListBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
-use arrow_array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StructArray};
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray, StructArray,
+};
+use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema};
 use common::{ewkb_point, wkb_point};
+use geoberg_geostats::{GeoKind, decode_geospatial_bounds};
 use geoberg_table::testing::{Fault, FaultyCatalog};
 use geoberg_table::{
     BBox, Catalog, Error, ImportOptions, SqliteCatalog, Table, TableIdent, import_parquet,
 };
+use iceberg::spec::{Datum, PrimitiveLiteral};
 use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
@@ -370,9 +378,12 @@ fn plain_wkb_goes_into_an_existing_geography_column_and_declared_geometry_does_n
     .unwrap();
     assert_eq!(report.rows, 3);
     assert!(
-        report.column_type.to_string().contains("geography"),
-        "{}",
-        report.column_type
+        report.geometry_columns[0]
+            .1
+            .to_string()
+            .contains("geography"),
+        "{:?}",
+        report.geometry_columns
     );
     // Read on the sphere: a window across the antimeridian holds the two points beside it.
     let (rows, _) = report
@@ -409,4 +420,682 @@ fn plain_wkb_goes_into_an_existing_geography_column_and_declared_geometry_does_n
     .unwrap_err()
     .to_string();
     assert!(err.contains("ST_GeomToGeography"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files with no geometry, and files with several geometry columns (#30).
+
+/// Writes `batch` as Parquet in row groups of `group` rows, with GeoParquet `geo` metadata
+/// when given.
+fn write_batch(path: &Path, batch: &RecordBatch, group: usize, geo: Option<&str>) {
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(group))
+        .set_key_value_metadata(geo.map(|g| vec![KeyValue::new("geo".into(), g.to_string())]))
+        .build();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+/// A number in [0, 1) fixed by `i` and `salt` (the fractional part of a golden-ratio walk).
+fn scatter(i: usize, salt: f64) -> f64 {
+    ((i as f64 + 1.0) * (0.618_033_988_749_895 + salt)).fract()
+}
+
+/// Every row of the table, in `id` order.
+fn scan_sorted_by_id(table: &Table) -> RecordBatch {
+    let (batches, _) = table.scan().execute().unwrap();
+    let schema = batches[0].schema();
+    let all = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
+    let ids = all.column_by_name("id").unwrap().clone();
+    let order = arrow_ord::sort::sort_to_indices(&ids, None, None).unwrap();
+    arrow_select::take::take_record_batch(&all, &order).unwrap()
+}
+
+/// Row `row` of `array` as text (types that differ only in names or metadata print alike).
+fn shown(array: &dyn Array, row: usize) -> String {
+    let options = arrow_cast::display::FormatOptions::default().with_null("NULL");
+    arrow_cast::display::ArrayFormatter::try_new(array, &options)
+        .unwrap()
+        .value(row)
+        .to_string()
+}
+
+/// The ids of rows of `table` that a window on `column` returns.
+fn ids_in_window(table: &Table, column: &str, window: BBox) -> Vec<i64> {
+    let (rows, _) = table.scan().with_window(column, window).execute().unwrap();
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name("id")
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// The ids of `points` inside `window`, by brute force.
+fn brute_force(points: &[(f64, f64)], window: BBox) -> Vec<i64> {
+    points
+        .iter()
+        .enumerate()
+        .filter(|&(_, &(x, y))| {
+            x >= window.min_x && x <= window.max_x && y >= window.min_y && y <= window.max_y
+        })
+        .map(|(i, _)| i as i64)
+        .collect()
+}
+
+/// `[min_x, min_y, max_x, max_y]` of `points`, by plain f64 min / max.
+fn extent(points: &[(f64, f64)]) -> [f64; 4] {
+    points.iter().fold(
+        [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ],
+        |[a, b, c, d], &(x, y)| [a.min(x), b.min(y), c.max(x), d.max(y)],
+    )
+}
+
+/// The table's type of each geometry column of a report, as SQL types.
+fn column_types(report: &geoberg_table::ImportReport) -> Vec<(String, String)> {
+    report
+        .geometry_columns
+        .iter()
+        .map(|(c, t)| {
+            (
+                c.clone(),
+                geoberg_table::DataType::Geo(t.clone()).to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_without_geometry_imports_with_every_column_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 300;
+    // A benchmark's customer table: no geometry, a decimal, a struct and a list, with nulls.
+    let address = Fields::from(vec![
+        Field::new("city", ArrowType::Utf8, true),
+        Field::new("zip", ArrowType::Int32, true),
+    ]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("balance", ArrowType::Decimal128(12, 2), true),
+        Field::new("address", ArrowType::Struct(address.clone()), true),
+        Field::new(
+            "phones",
+            ArrowType::List(Arc::new(Field::new("item", ArrowType::Int64, true))),
+            true,
+        ),
+        // A binary column that is not geometry: it stays binary.
+        Field::new("photo", ArrowType::Binary, true),
+    ]));
+    let balance: Decimal128Array = (0..rows)
+        .map(|i| (i % 7 != 3).then_some(i as i128 * 1_234_567 - 99_999))
+        .collect::<Decimal128Array>()
+        .with_precision_and_scale(12, 2)
+        .unwrap();
+    let city: StringArray = (0..rows)
+        .map(|i| (i % 5 != 0).then(|| format!("city-{}", i % 13)))
+        .collect();
+    let zip: Int32Array = (0..rows).map(|i| Some(10_000 + i as i32)).collect();
+    let address = StructArray::new(
+        address,
+        vec![Arc::new(city), Arc::new(zip)],
+        Some(NullBuffer::from_iter((0..rows).map(|i| i % 11 != 4))),
+    );
+    let mut phones = ListBuilder::new(Int64Builder::new());
+    for i in 0..rows {
+        if i % 9 == 2 {
+            phones.append_null();
+        } else {
+            for k in 0..(i % 3) {
+                phones
+                    .values()
+                    .append_value(5_550_000 + (i * 10 + k) as i64);
+            }
+            phones.append(true);
+        }
+    }
+    let photo = BinaryArray::from_iter((0..rows).map(|i| (i % 4 != 1).then(|| vec![i as u8; 3])));
+    let source = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+            Arc::new(balance),
+            Arc::new(address),
+            Arc::new(phones.finish()),
+            Arc::new(photo),
+        ],
+    )
+    .unwrap();
+    let file = dir.path().join("customer.parquet");
+    write_batch(&file, &source, 100, None);
+
+    let cat = catalog(dir.path());
+    let ident = TableIdent::new("bench", "customer").unwrap();
+    let report = import_parquet(
+        cat.clone(),
+        &ident,
+        file.to_str().unwrap(),
+        &ImportOptions::default().rows_per_file(200),
+    )
+    .unwrap();
+    assert!(report.geometry_columns.is_empty());
+    assert_eq!((report.rows, report.data_files), (300, 2));
+    let note = report.notes.join("\n");
+    assert!(
+        note.contains("without geometry") && note.contains("--geometry-column"),
+        "{note}"
+    );
+    let table = report.table;
+    assert!(table.geo_columns().is_empty());
+    let ddl = table.show_create_table("geoberg");
+    for part in [
+        "id BIGINT NOT NULL",
+        "balance DECIMAL(12, 2)",
+        "address STRUCT<city: STRING, zip: INT>",
+        "photo BINARY",
+    ] {
+        assert!(ddl.contains(part), "{part}: {ddl}");
+    }
+    // Every value read back through the table's scan equals the one written.
+    let read = scan_sorted_by_id(&table);
+    assert_eq!(read.num_rows(), rows);
+    for (i, field) in source.schema().fields().iter().enumerate() {
+        let want = source.column(i);
+        let got = read.column_by_name(field.name()).unwrap();
+        assert_eq!(got.null_count(), want.null_count(), "{}", field.name());
+        for row in 0..rows {
+            assert_eq!(
+                shown(got, row),
+                shown(want, row),
+                "{} row {row}",
+                field.name()
+            );
+        }
+    }
+    assert_eq!(
+        read.column_by_name("balance").unwrap().data_type(),
+        &ArrowType::Decimal128(12, 2)
+    );
+
+    // --srid without a geometry column is refused, naming both ways out; nothing changes.
+    let e = import_parquet(
+        cat.clone(),
+        &ident,
+        file.to_str().unwrap(),
+        &ImportOptions::default().srid(4326),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--srid") && e.contains("--geometry-column"),
+        "{e}"
+    );
+    // Naming a column that is not binary WKB keeps its error.
+    let e = import_parquet(
+        cat.clone(),
+        &ident,
+        file.to_str().unwrap(),
+        &ImportOptions::default().geometry_column("balance"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("not binary WKB"), "{e}");
+    assert_eq!(
+        Table::load(cat.clone(), &ident)
+            .unwrap()
+            .metadata()
+            .snapshots()
+            .count(),
+        1
+    );
+
+    // A conventional name over text (WKT) is not guessed to be WKB: imported as it is.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("geometry", ArrowType::Utf8, true),
+    ]));
+    let wkt = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values([1, 2])),
+            Arc::new(StringArray::from(vec!["POINT (1 2)", "POINT (3 4)"])),
+        ],
+    )
+    .unwrap();
+    let file = dir.path().join("wkt.parquet");
+    write_batch(&file, &wkt, 10, None);
+    let report = import_parquet(
+        cat,
+        &TableIdent::new("bench", "wkt").unwrap(),
+        file.to_str().unwrap(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert!(report.geometry_columns.is_empty());
+    assert!(
+        report.notes[0].contains("its \"geometry\" is Utf8"),
+        "{:?}",
+        report.notes
+    );
+    assert!(
+        report
+            .table
+            .show_create_table("geoberg")
+            .contains("geometry STRING")
+    );
+}
+
+/// Points `(x, y)`, one a row.
+type Points = Vec<(f64, f64)>;
+
+/// Trips: `id`, `fare`, `pickup` (WKB, longitude and latitude) and `dropoff` (WKB, Web
+/// Mercator metres), no geometry metadata. Returns the pickup and drop-off points.
+fn write_trips(path: &Path, rows: usize, salt: f64) -> (Points, Points) {
+    let pickup: Vec<(f64, f64)> = (0..rows)
+        .map(|i| {
+            (
+                -74.1 + 0.4 * scatter(i, salt),
+                40.5 + 0.4 * scatter(i, salt + 0.1),
+            )
+        })
+        .collect();
+    let dropoff: Vec<(f64, f64)> = (0..rows)
+        .map(|i| {
+            (
+                -8_250_000.0 + 50_000.0 * scatter(i, salt + 0.2),
+                4_950_000.0 + 50_000.0 * scatter(i, salt + 0.3),
+            )
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("fare", ArrowType::Float64, true),
+        Field::new("pickup", ArrowType::Binary, true),
+        Field::new("dropoff", ArrowType::Binary, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+            Arc::new(Float64Array::from_iter_values(
+                (0..rows).map(|i| 5.0 + i as f64 / 4.0),
+            )),
+            Arc::new(BinaryArray::from_iter_values(
+                pickup.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+            Arc::new(BinaryArray::from_iter_values(
+                dropoff.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+        ],
+    )
+    .unwrap();
+    write_batch(path, &batch, 50, None);
+    (pickup, dropoff)
+}
+
+/// A data file's Iceberg bounds of a column: a long's value, a geometry's box.
+fn long_bound(d: Option<&Datum>) -> i64 {
+    match d.map(|d| d.literal()) {
+        Some(PrimitiveLiteral::Long(v)) => *v,
+        other => panic!("not a long bound: {other:?}"),
+    }
+}
+
+fn geo_bounds(f: &iceberg::spec::DataFile, field_id: i32) -> [f64; 4] {
+    let binary = |d: Option<&Datum>| match d.map(|d| d.literal()) {
+        Some(PrimitiveLiteral::Binary(b)) => b.clone(),
+        other => panic!("field {field_id}: not a binary bound: {other:?}"),
+    };
+    let b = decode_geospatial_bounds(
+        GeoKind::Geometry,
+        &binary(f.lower_bounds().get(&field_id)),
+        &binary(f.upper_bounds().get(&field_id)),
+    )
+    .unwrap();
+    [b.min_x, b.min_y, b.max_x, b.max_y]
+}
+
+fn trips_options() -> ImportOptions {
+    // --srid 4326 --geometry-column pickup --geometry-column dropoff:3857
+    ImportOptions::default()
+        .srid(4326)
+        .geometry_column("pickup")
+        .geometry_column("dropoff")
+        .column_srid("dropoff", 3857)
+        .rows_per_file(100)
+}
+
+#[test]
+fn two_plain_wkb_columns_named_become_two_geometry_columns_with_their_own_srids() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trips.parquet");
+    let rows = 400;
+    let (pickup, dropoff) = write_trips(&file, rows, 0.0);
+    let cat = catalog(dir.path());
+    let ident = TableIdent::new("bench", "trips").unwrap();
+    let report = import_parquet(cat, &ident, file.to_str().unwrap(), &trips_options()).unwrap();
+    assert_eq!(
+        column_types(&report),
+        [
+            ("pickup".to_string(), "GEOMETRY(4326)".to_string()),
+            ("dropoff".to_string(), "GEOMETRY(3857)".to_string()),
+        ]
+    );
+    assert_eq!((report.rows, report.data_files), (400, 4));
+    let table = report.table;
+    assert_eq!(table.metadata().snapshots().count(), 1, "one commit");
+    let schema = table.metadata().current_schema().clone();
+    let id_of = |c: &str| schema.field_by_name(c).unwrap().id;
+    // Each data file holds a run of ids; its bounds of each column are the plain min / max of
+    // the points written for those rows.
+    let files = table.data_files().unwrap();
+    assert_eq!(files.len(), 4);
+    for f in &files {
+        let lo = long_bound(f.lower_bounds().get(&id_of("id"))) as usize;
+        let hi = long_bound(f.upper_bounds().get(&id_of("id"))) as usize;
+        assert_eq!(hi - lo + 1, f.record_count() as usize);
+        assert_eq!(
+            geo_bounds(f, id_of("pickup")),
+            extent(&pickup[lo..=hi]),
+            "pickup of rows {lo}..={hi}"
+        );
+        assert_eq!(
+            geo_bounds(f, id_of("dropoff")),
+            extent(&dropoff[lo..=hi]),
+            "dropoff of rows {lo}..={hi}"
+        );
+    }
+    // A window on the second column returns exactly the rows brute force finds.
+    let window = BBox::new(-8_240_000.0, 4_960_000.0, -8_225_000.0, 4_980_000.0);
+    let want = brute_force(&dropoff, window);
+    assert!(!want.is_empty() && want.len() < rows / 2, "{}", want.len());
+    assert_eq!(ids_in_window(&table, "dropoff", window), want);
+    let window = BBox::new(-74.0, 40.6, -73.9, 40.75);
+    assert_eq!(
+        ids_in_window(&table, "pickup", window),
+        brute_force(&pickup, window)
+    );
+}
+
+#[test]
+fn a_second_import_into_a_table_with_two_geometry_columns_appends_to_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("trips-1.parquet");
+    let second = dir.path().join("trips-2.parquet");
+    let (mut pickup, mut dropoff) = write_trips(&first, 200, 0.0);
+    let (pickup_2, dropoff_2) = write_trips(&second, 200, 0.05);
+    let cat = catalog(dir.path());
+    let ident = TableIdent::new("bench", "trips").unwrap();
+    import_parquet(
+        cat.clone(),
+        &ident,
+        first.to_str().unwrap(),
+        &trips_options(),
+    )
+    .unwrap();
+
+    // Without names, the file's binary `pickup` would arrive untyped: refused, naming the
+    // flag; and a drop-off labelled 4326 does not go into the 3857 column. The table stays.
+    let e = import_parquet(
+        cat.clone(),
+        &ident,
+        second.to_str().unwrap(),
+        &ImportOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--geometry-column pickup") && e.contains("GEOMETRY(4326)"),
+        "{e}"
+    );
+    let e = import_parquet(
+        cat.clone(),
+        &ident,
+        second.to_str().unwrap(),
+        &ImportOptions::default()
+            .srid(4326)
+            .geometry_column("pickup")
+            .geometry_column("dropoff"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("\"dropoff\"") && e.contains("GEOMETRY(3857)") && e.contains("GEOMETRY(4326)"),
+        "{e}"
+    );
+    assert_eq!(
+        Table::load(cat.clone(), &ident)
+            .unwrap()
+            .metadata()
+            .snapshots()
+            .count(),
+        1
+    );
+
+    let report = import_parquet(
+        cat.clone(),
+        &ident,
+        second.to_str().unwrap(),
+        &trips_options(),
+    )
+    .unwrap();
+    assert!(!report.created);
+    assert_eq!(report.rows, 200);
+    assert_eq!(column_types(&report)[1].1, "GEOMETRY(3857)");
+    let table = report.table;
+    assert_eq!(table.metadata().snapshots().count(), 2);
+    // Both imports' rows (ids 0..200 twice), found through both columns.
+    pickup.extend(pickup_2);
+    dropoff.extend(dropoff_2);
+    let key = |ids: Vec<i64>| {
+        let mut ids: Vec<i64> = ids.into_iter().map(|i| i % 200).collect();
+        ids.sort_unstable();
+        ids
+    };
+    let window = BBox::new(-8_245_000.0, 4_955_000.0, -8_220_000.0, 4_975_000.0);
+    let got = ids_in_window(&table, "dropoff", window);
+    assert_eq!(got.len(), brute_force(&dropoff, window).len());
+    assert_eq!(key(got), key(brute_force(&dropoff, window)));
+    let window = BBox::new(-74.05, 40.55, -73.85, 40.7);
+    let got = ids_in_window(&table, "pickup", window);
+    assert_eq!(key(got), key(brute_force(&pickup, window)));
+}
+
+#[test]
+fn a_geoparquet_file_with_two_geometry_columns_types_both_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 120;
+    let origin: Vec<(f64, f64)> = (0..rows)
+        .map(|i| (20_000.0 * scatter(i, 0.2), 30_000.0 * scatter(i, 0.3)))
+        .collect();
+    let site: Vec<(f64, f64)> = (0..rows)
+        .map(|i| (10.0 * scatter(i, 0.4), 50.0 + 5.0 * scatter(i, 0.5)))
+        .collect();
+    // `origin` (EPSG:3857, with a bbox covering) comes first in the file; `site` is the
+    // primary column (CRS omitted: OGC:CRS84).
+    let geo = r#"{"version":"1.1.0","primary_column":"site","columns":{
+        "origin":{"encoding":"WKB","geometry_types":["Point"],
+                  "crs":{"type":"ProjectedCRS","name":"WGS 84 / Pseudo-Mercator",
+                         "id":{"authority":"EPSG","code":3857}},
+                  "covering":{"bbox":{"xmin":["origin_bbox","xmin"],"ymin":["origin_bbox","ymin"],
+                                      "xmax":["origin_bbox","xmax"],"ymax":["origin_bbox","ymax"]}}},
+        "site":{"encoding":"WKB","geometry_types":["Point"]}}}"#;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("origin", ArrowType::Binary, true),
+        Field::new("origin_bbox", ArrowType::Struct(bbox_fields()), true),
+        Field::new("site", ArrowType::Binary, true),
+    ]));
+    let x: Float64Array = origin.iter().map(|p| p.0).collect();
+    let y: Float64Array = origin.iter().map(|p| p.1).collect();
+    let covering = StructArray::new(
+        bbox_fields(),
+        vec![
+            Arc::new(x.clone()),
+            Arc::new(y.clone()),
+            Arc::new(x),
+            Arc::new(y),
+        ],
+        None,
+    );
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+            Arc::new(BinaryArray::from_iter_values(
+                origin.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+            Arc::new(covering),
+            Arc::new(BinaryArray::from_iter_values(
+                site.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+        ],
+    )
+    .unwrap();
+    let file = dir.path().join("sites.parquet");
+    write_batch(&file, &batch, 40, Some(geo));
+    let cat = catalog(dir.path());
+    let report = import_parquet(
+        cat.clone(),
+        &TableIdent::new("geo", "sites").unwrap(),
+        file.to_str().unwrap(),
+        &ImportOptions::default().rows_per_file(40),
+    )
+    .unwrap();
+    // The primary column first.
+    assert_eq!(
+        column_types(&report),
+        [
+            ("site".to_string(), "GEOMETRY(4326)".to_string()),
+            ("origin".to_string(), "GEOMETRY(3857)".to_string()),
+        ]
+    );
+    let table = report.table;
+    let properties = table.metadata().properties();
+    let names =
+        geoberg_table::parse_bbox_columns_property("k", &properties["geoberg.bbox-columns.origin"])
+            .unwrap();
+    assert_eq!(
+        (names.min_x.as_str(), names.max_y.as_str()),
+        ("origin_bbox.xmin", "origin_bbox.ymax")
+    );
+    assert!(!properties.contains_key("geoberg.bbox-columns.site"));
+    let window = BBox::new(5_000.0, 5_000.0, 12_000.0, 20_000.0);
+    assert_eq!(
+        ids_in_window(&table, "origin", window),
+        brute_force(&origin, window)
+    );
+    let window = BBox::new(2.0, 51.0, 6.0, 53.5);
+    assert_eq!(
+        ids_in_window(&table, "site", window),
+        brute_force(&site, window)
+    );
+
+    // Naming one column types only it: the other declared one stays binary, with a note.
+    let report = import_parquet(
+        cat,
+        &TableIdent::new("geo", "origins").unwrap(),
+        file.to_str().unwrap(),
+        &ImportOptions::default().geometry_column("origin"),
+    )
+    .unwrap();
+    assert_eq!(column_types(&report).len(), 1);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("\"site\" also holds geometry")),
+        "{:?}",
+        report.notes
+    );
+    assert!(
+        report
+            .table
+            .show_create_table("geoberg")
+            .contains("site BINARY")
+    );
+}
+
+#[test]
+fn two_parquet_geometry_columns_are_both_typed_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 90;
+    let a: Vec<(f64, f64)> = (0..rows)
+        .map(|i| (-10.0 + 20.0 * scatter(i, 0.6), 20.0 * scatter(i, 0.7)))
+        .collect();
+    let b: Vec<(f64, f64)> = (0..rows)
+        .map(|i| (1_000.0 * scatter(i, 0.8), 1_000.0 * scatter(i, 0.9)))
+        .collect();
+    // GEOMETRY logical types through the `geoarrow.wkb` extension type, as Arrow C++ writes
+    // them: `a` with the CRS omitted (OGC:CRS84), `b` in EPSG:3857 as PROJJSON.
+    let wkb_field = |name: &str, metadata: &str| {
+        Field::new(name, ArrowType::Binary, true).with_metadata(
+            [
+                (
+                    "ARROW:extension:name".to_string(),
+                    "geoarrow.wkb".to_string(),
+                ),
+                ("ARROW:extension:metadata".to_string(), metadata.to_string()),
+            ]
+            .into(),
+        )
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        wkb_field("a", "{}"),
+        wkb_field(
+            "b",
+            r#"{"crs":{"type":"ProjectedCRS","id":{"authority":"EPSG","code":3857}}}"#,
+        ),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+            Arc::new(BinaryArray::from_iter_values(
+                a.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+            Arc::new(BinaryArray::from_iter_values(
+                b.iter().map(|&(x, y)| wkb_point(x, y)),
+            )),
+        ],
+    )
+    .unwrap();
+    let file = dir.path().join("two.parquet");
+    write_batch(&file, &batch, 30, None);
+    let report = import_parquet(
+        catalog(dir.path()),
+        &TableIdent::new("geo", "two").unwrap(),
+        file.to_str().unwrap(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        column_types(&report),
+        [
+            ("a".to_string(), "GEOMETRY(4326)".to_string()),
+            ("b".to_string(), "GEOMETRY(3857)".to_string()),
+        ]
+    );
+    let window = BBox::new(200.0, 100.0, 600.0, 700.0);
+    assert_eq!(
+        ids_in_window(&report.table, "b", window),
+        brute_force(&b, window)
+    );
 }

@@ -316,9 +316,15 @@ fn union(a: Option<Range8>, b: Range8) -> Range8 {
 /// row groups' geo statistics against the writer's, and window queries against brute force.
 fn check_imported(rel: &str, path: &Path, report: &ImportReport, rows_per_file: usize) -> usize {
     let table = &report.table;
-    let column = report.geometry_column.as_str();
+    let [(column, column_type)] = &report.geometry_columns[..] else {
+        panic!(
+            "{rel}: one geometry column, not {:?}",
+            report.geometry_columns
+        );
+    };
+    let column = column.as_str();
     let name = rel.rsplit('/').next().unwrap();
-    let geography = matches!(report.column_type, ColumnType::Geography { .. });
+    let geography = matches!(column_type, ColumnType::Geography { .. });
     let source = source_rows(path, column);
     assert_eq!(report.rows, source.len() as u64, "{rel}: rows");
     if !source.is_empty() {
@@ -589,7 +595,7 @@ fn every_file_imports_or_is_refused_with_the_way_out() {
             (Expect::Imports(ty), Ok(report)) => {
                 let ddl = report.table.show_create_table("geoberg");
                 assert!(
-                    ddl.contains(&format!("{} {ty}", report.geometry_column)),
+                    ddl.contains(&format!("{} {ty}", report.geometry_columns[0].0)),
                     "{rel}: {ddl}"
                 );
                 report
@@ -647,7 +653,10 @@ fn every_file_imports_or_is_refused_with_the_way_out() {
                 let report =
                     import_parquet(cat.clone(), &ident, location, &options.clone().srid(4326))
                         .unwrap_or_else(|e| panic!("{rel} with srid 4326: {e}"));
-                assert!(matches!(report.column_type, ColumnType::Geometry { .. }));
+                assert!(matches!(
+                    report.geometry_columns[0].1,
+                    ColumnType::Geometry { .. }
+                ));
                 report
             }
             (expect, result) => panic!("{rel}: expected {expect:?}, got {result:?}"),

@@ -484,3 +484,76 @@ fn a_legacy_v2_column_takes_the_two_argument_form_as_wgs84() {
         "{after}"
     );
 }
+
+/// Null and empty geometries after CREATE SPATIAL INDEX (issue #30): nulls get files of their
+/// own, which every window skips by their null counts; empties join the clustered files, so no
+/// file is left without bounds for every window to read. Oracle: the rows written here (ids of
+/// nulls and empties known), and the manifest's own bounds and null counts.
+#[test]
+fn null_and_empty_geometries_leave_no_file_every_window_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut table = points_table(sqlite_catalog(dir.path()), "holes");
+    // 4 appends of 3,000 rows; ids ≡ 1 (mod 5) null, ≡ 2 (mod 5) POINT EMPTY, the rest points.
+    let empty_point = [
+        &[1u8, 1, 0, 0, 0][..],
+        &f64::NAN.to_le_bytes(),
+        &f64::NAN.to_le_bytes(),
+    ]
+    .concat();
+    for f in 0..4i64 {
+        let ids = f * 3_000..(f + 1) * 3_000;
+        let batch = points_batch(ids.clone(), uniform(11));
+        let geom: BinaryArray = ids
+            .map(|i| match i % 5 {
+                1 => None,
+                2 => Some(empty_point.clone()),
+                _ => {
+                    let (x, y) = uniform(11)(i);
+                    Some(common::wkb_point(x, y))
+                }
+            })
+            .collect();
+        let mut columns = batch.columns().to_vec();
+        columns[2] = Arc::new(geom);
+        let batch = RecordBatch::try_new(batch.schema(), columns).unwrap();
+        table = table.append(&[batch]).unwrap().0;
+    }
+    let before = rows(&table);
+    let (table, _) = table
+        .rewrite()
+        .hilbert("geom", 16)
+        .option("target-file-count", "8")
+        .execute()
+        .unwrap();
+    assert_eq!(rows(&table), before, "every row, empties and nulls too");
+
+    let files = table.file_index("geom").unwrap().files().entries().to_vec();
+    let unbounded: Vec<_> = files
+        .iter()
+        .filter(|f| f.bbox.is_none() && !f.all_null)
+        .collect();
+    assert!(
+        unbounded.is_empty(),
+        "files every window reads: {unbounded:?}"
+    );
+    let null_files = files.iter().filter(|f| f.all_null).count();
+    assert!(null_files >= 1, "the nulls are in files of their own");
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| f.all_null)
+            .map(|f| f.record_count)
+            .sum::<u64>(),
+        2_400,
+        "exactly the 2,400 nulls"
+    );
+    // A window reads neither the null files nor a file without bounds.
+    let window = BBox::new(10.0, 10.0, 46.0, 27.0);
+    let plan = table.scan().with_window("geom", window).explain().unwrap();
+    assert!(
+        plan.files_read + null_files < files.len(),
+        "the window reads {} of {} files: {plan}",
+        plan.files_read,
+        files.len()
+    );
+}

@@ -75,8 +75,12 @@ fn contents(t: &Table) -> Model {
         let data = b.column(1).as_string::<i32>();
         let geom = b.column(2).as_binary::<i32>();
         for r in 0..b.num_rows() {
+            // ISO WKB, or EWKB (a v2 column without a CRS keeps each value's SRID): the
+            // SRID sits between the type code and the coordinates.
             let g = geom.value(r);
-            let x = f64::from_le_bytes(g[5..13].try_into().unwrap());
+            let code = u32::from_le_bytes(g[1..5].try_into().unwrap());
+            let at = if code & 0x2000_0000 != 0 { 9 } else { 5 };
+            let x = f64::from_le_bytes(g[at..at + 8].try_into().unwrap());
             let prev = out.insert(ids.value(r), (data.value(r).to_string(), x));
             assert!(prev.is_none(), "row {} read twice", ids.value(r));
         }

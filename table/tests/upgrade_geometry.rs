@@ -118,7 +118,17 @@ fn copies_every_row_into_a_v3_geometry_4326_table_and_leaves_the_source() {
         v3.metadata().properties().get("owner").map(String::as_str),
         Some("gis")
     );
-    assert_eq!(rows(&v3), written);
+    // ... stored as plain WKB: the column declares the SRID, so EWKB values lose theirs.
+    let plain: Vec<_> = written
+        .iter()
+        .map(|(id, data, g)| {
+            let g = g
+                .as_ref()
+                .map(|g| geoberg_crs::wkb_without_srid(g).unwrap());
+            (*id, data.clone(), g)
+        })
+        .collect();
+    assert_eq!(rows(&v3), plain);
     // Window scans on the declared column skip files again: the 4326 bounds are there.
     let (hits, _) = v3
         .scan()

@@ -20,6 +20,8 @@ mod reference_statements;
 mod row_changes;
 mod scan;
 mod schema_statements;
+mod seed_000;
+mod seed_functions;
 mod seed_recipes;
 mod session_objects;
 mod spatial_join;

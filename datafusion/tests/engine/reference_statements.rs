@@ -122,16 +122,13 @@ fn seed_004_create_table_as_select_applies_its_properties() {
     )
     .unwrap();
 
-    // The seed reprojects with ST_Transform, which needs SedonaDB's PROJ feature (not built
-    // here); values labelled with SRID 32633 make the same kind of column, one whose SRID no
-    // geometry column can declare.
+    // The seed's statement as written: reprojected to UTM zone 33N with ST_Transform.
     let out = s
         .execute(
             "CREATE TABLE geoberg.test_db.parcels_utm
              USING iceberg
              TBLPROPERTIES ('format-version'='2')
-             AS SELECT id, ST_SetSRID(ST_Point(ST_X(geom) * 10000, ST_Y(geom) * 100000), 32633) AS geom
-             FROM geoberg.test_db.parcels_source;",
+             AS SELECT id, ST_Transform(geom, 'EPSG:32633') AS geom FROM geoberg.test_db.parcels_source;",
         )
         .unwrap();
     let notices = out[0].notices.join("\n");
@@ -149,15 +146,46 @@ fn seed_004_create_table_as_select_applies_its_properties() {
         ddl.contains("geom GEOMETRY") && !ddl.contains("geom GEOMETRY("),
         "{ddl}"
     );
-    // The query's rows.
+    // 15°E is zone 33's central meridian, where the easting is the false easting, 500 km.
     let rows = s
         .sql("SELECT id, ST_X(geom) FROM test_db.parcels_utm ORDER BY id")
         .unwrap();
     let text = pretty_format(&rows).unwrap();
-    assert!(
-        text.contains("| 1  | 150000.0") && text.contains("| 2  | 160000.0"),
-        "{text}"
-    );
+    assert!(text.contains("| 1  | 500000.0"), "{text}");
+    // "Each value keeps its own SRID": the stored values are EWKB carrying 32633, read here
+    // with the table crate, and upgrade_geometry finds them.
+    let table = geoberg_table::Table::load(
+        w.catalog.clone(),
+        &geoberg_table::TableIdent::new("test_db", "parcels_utm").unwrap(),
+    )
+    .unwrap();
+    let (batches, _) = table.scan().select(["geom"]).execute().unwrap();
+    let mut values = 0;
+    for b in &batches {
+        let geom = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::BinaryArray>()
+            .unwrap();
+        for v in geom.iter().flatten() {
+            assert_eq!(
+                &v[1..5],
+                &0x2000_0001u32.to_le_bytes(),
+                "EWKB point with SRID"
+            );
+            assert_eq!(&v[5..9], &32633i32.to_le_bytes());
+            values += 1;
+        }
+    }
+    assert_eq!(values, 2);
+    let err = s
+        .sql(
+            "CALL geoberg.system.upgrade_geometry(table => 'test_db.parcels_utm', \
+             column => 'geom', srid => 4326)",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("2 with SRID 32633"), "{err}");
 
     // The alias havasu.iceberg, another property and an escaped quote; the declared CRS of a
     // column read from a table is kept, so the table is format-version 3.

@@ -237,3 +237,39 @@ fn a_column_default_is_refused_in_the_seeds_words() {
         .to_string();
     assert!(err.contains("Column default values can't be set"), "{err}");
 }
+
+/// Seed 004: v3 tables take `variant` columns. The `iceberg` crate geoberg builds on has no
+/// variant type, so the column is refused naming that blocker and the way around it, in every
+/// form that declares one; nothing is created.
+#[test]
+fn a_variant_column_is_refused_naming_the_blocker() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE SCHEMA db").unwrap();
+    for statement in [
+        "CREATE TABLE db.v (id bigint, payload variant, geom geometry(4326)) USING iceberg",
+        "CREATE TABLE db.v (id int, payload VARIANT)",
+        "CREATE TABLE db.v (id int, s struct<a: int, b: variant>)",
+    ] {
+        let err = s.sql(statement).unwrap_err().to_string();
+        assert!(
+            err.contains(geoberg_sql::VARIANT_REFUSED),
+            "{statement}: {err}"
+        );
+        assert!(
+            !w.catalog
+                .list_tables("db")
+                .unwrap_or_default()
+                .iter()
+                .any(|t| t.name() == "v"),
+            "{statement} left a table behind"
+        );
+    }
+    s.sql("CREATE TABLE db.v (id bigint, geom geometry(4326))")
+        .unwrap();
+    let err = s
+        .sql("ALTER TABLE db.v ADD COLUMNS (payload variant)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(geoberg_sql::VARIANT_REFUSED), "{err}");
+}

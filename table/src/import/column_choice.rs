@@ -8,7 +8,8 @@
 //!   file's CRS recorded in `geoberg.source-crs.<column>`;
 //! - GeoParquet's `"crs": null` (unknown) becomes `geometry(0)`, which records no CRS;
 //! - a Parquet CRS and a GeoParquet CRS that disagree stop the import, unless `srid` settles it;
-//! - an `srid` that contradicts the file's CRS is refused: relabelling misplaces every value.
+//! - an `srid` that contradicts the file's CRS is refused: relabelling misplaces every value;
+//!   plain WKB (no logical type, no GeoParquet metadata) declares none, so an `srid` labels it.
 
 use geoberg_crs::{ColumnType, Crs, EdgeAlgorithm, FormatVersion, validate_declaration};
 
@@ -113,8 +114,8 @@ impl Declarations<'_> {
                     notes.push(format!(
                         "column {:?}: the file declares no CRS (no GEOMETRY logical type, no \
                          GeoParquet metadata); taken as OGC:CRS84, the default of both \
-                         specs: pass --srid if it is not",
-                        self.column
+                         specs: pass --srid, or --geometry-column {}:<SRID>, if it is not",
+                        self.column, self.column
                     ));
                 }
                 SourceCrs::Omitted
@@ -146,7 +147,10 @@ impl Declarations<'_> {
                 });
             }
             Some(s) => {
-                let contradicts = effective.is_known() && effective.srid() != Some(s);
+                // Plain WKB declares nothing: the SRID labels it (OGC:CRS84 is only the
+                // default).
+                let declares = self.parquet.is_some() || self.geoparquet.is_some();
+                let contradicts = declares && effective.is_known() && effective.srid() != Some(s);
                 let settled_conflict =
                     parquet
                         .as_ref()
@@ -299,6 +303,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("misplace"), "{e}");
+    }
+
+    #[test]
+    fn an_srid_labels_plain_wkb_and_contradicts_a_declared_default() {
+        // Plain WKB says nothing, so --srid 3857 labels it.
+        let plain = decl(None, None, Some(3857)).unwrap();
+        assert_eq!(plain.column_type, column_type(GeoKind::Geometry, 3857));
+        assert!(plain.notes.is_empty());
+        // A GEOMETRY logical type or GeoParquet metadata without a CRS declares OGC:CRS84.
+        assert!(decl(Some(""), None, Some(3857)).is_err());
+        assert!(decl(None, Some(SourceCrs::Omitted), Some(3857)).is_err());
     }
 
     #[test]

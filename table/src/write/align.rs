@@ -140,7 +140,7 @@ impl BatchAligner {
                 reason,
             };
             let target = self.schema.field(i).data_type();
-            let array = match batch.schema().index_of(name) {
+            let mut array = match batch.schema().index_of(name) {
                 Ok(idx) => conform(batch.column(idx), target, name)?,
                 Err(_) if !c.field.required => new_null_array(target, rows),
                 Err(_) => {
@@ -172,6 +172,13 @@ impl BatchAligner {
                     .transpose()?;
                 let b = bbox_columns(array.as_ref())?;
                 check_srids(name, geo, b.srid.as_ref(), label, &array)?;
+                if *geo == ColumnType::GeometryWithoutCrs {
+                    if let Some(srid) = label.filter(|s| *s != 0) {
+                        array = srids_into_values(name, &array, b.srid.as_ref(), srid)?;
+                    }
+                } else if b.srid.as_ref().is_some_and(|s| s.null_count() < s.len()) {
+                    array = srids_out_of_values(name, &array, b.srid.as_ref())?;
+                }
                 bboxes.insert(i, [b.min_x, b.min_y, b.max_x, b.max_y]);
             }
             if c.cell_of.is_some() {
@@ -314,6 +321,73 @@ fn check_srids(
         }
     }
     Ok(())
+}
+
+/// A column without a declared CRS keeps each value's SRID in the value (seed 004: "Records
+/// the CRS: yes, in each value"): values labelled by the batch with `srid` are written as EWKB
+/// carrying it; values that carry an SRID of their own (`own`) keep it.
+fn srids_into_values(
+    column: &str,
+    values: &ArrayRef,
+    own: Option<&arrow_array::Int32Array>,
+    srid: i32,
+) -> Result<ArrayRef> {
+    rewrite_values(column, values, |row, wkb| {
+        Ok(match own.is_some_and(|s| s.is_valid(row)) {
+            true => None,
+            false => Some(geoberg_crs::ewkb_with_srid(wkb, srid)?),
+        })
+    })
+}
+
+/// A column that declares its CRS stores plain WKB (its Parquet GEOMETRY / GEOGRAPHY values;
+/// the SRID is the column's, checked equal above): EWKB values (`own` SRID set) lose their
+/// SRID.
+fn srids_out_of_values(
+    column: &str,
+    values: &ArrayRef,
+    own: Option<&arrow_array::Int32Array>,
+) -> Result<ArrayRef> {
+    rewrite_values(column, values, |row, wkb| {
+        Ok(match own.is_some_and(|s| s.is_valid(row)) {
+            true => Some(geoberg_crs::wkb_without_srid(wkb)?),
+            false => None,
+        })
+    })
+}
+
+/// `values` with each non-null value replaced by what `f` returns for it (`None`: kept).
+fn rewrite_values(
+    column: &str,
+    values: &ArrayRef,
+    mut f: impl FnMut(usize, &[u8]) -> std::result::Result<Option<Vec<u8>>, geoberg_crs::CrsError>,
+) -> Result<ArrayRef> {
+    let binary = values
+        .as_any()
+        .downcast_ref::<arrow_array::BinaryArray>()
+        .ok_or_else(|| Error::InvalidColumnData {
+            column: column.to_string(),
+            reason: format!("geometry stored as {}, expected Binary", values.data_type()),
+        })?;
+    let mut out = arrow_array::builder::BinaryBuilder::with_capacity(
+        binary.len(),
+        binary.values().len() + 4 * binary.len(),
+    );
+    for row in 0..binary.len() {
+        if binary.is_null(row) {
+            out.append_null();
+            continue;
+        }
+        let value = binary.value(row);
+        match f(row, value).map_err(|e| Error::InvalidColumnData {
+            column: column.to_string(),
+            reason: format!("row {row}: {e}"),
+        })? {
+            Some(new) => out.append_value(new),
+            None => out.append_value(value),
+        }
+    }
+    Ok(Arc::new(out.finish()))
 }
 
 /// The Arrow schema of data files: table types, with Parquet field ids on every column.
