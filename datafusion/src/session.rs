@@ -56,6 +56,16 @@ pub async fn sedona_context(
     catalog_name: &str,
 ) -> Result<(SedonaContext, GeobergCatalogProvider)> {
     let context = engine_context().await?;
+    // Quoted paths and external tables in the warehouse's object store (`SELECT * FROM
+    // 's3://bucket/f.parquet'`) read through the catalog's own client (endpoint, credentials).
+    let warehouse = catalog.warehouse();
+    if let Ok((store, _)) = catalog.storage().object_store(warehouse) {
+        let url = crate::store::object_store_url(warehouse)?;
+        context
+            .ctx
+            .runtime_env()
+            .register_object_store(url.as_ref(), store);
+    }
     let provider = GeobergCatalogProvider::new(catalog);
     context
         .ctx
@@ -167,8 +177,9 @@ pub struct ScanReport {
 /// Runs SQL over a geoberg catalog: geoberg's table operations through the table crate,
 /// everything else through SedonaDB / DataFusion (see [`route`]). Names without a namespace
 /// are the session's own views and external tables; a quoted path (`SELECT * FROM
-/// 'f.parquet'`) reads that file, as in SedonaDB and DataFusion's CLI, so SQL from untrusted
-/// users reads what this process can read.
+/// 'f.parquet'`, or `'s3://bucket/f.parquet'` in the warehouse's object store, read with the
+/// catalog's client) reads that file, as in SedonaDB and DataFusion's CLI, so SQL from untrusted
+/// users reads what this process (and its credentials) can read.
 ///
 /// ```no_run
 /// # async fn f(catalog: std::sync::Arc<dyn geoberg_table::Catalog>) -> geoberg_datafusion::Result<()> {

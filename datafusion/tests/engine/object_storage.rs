@@ -85,6 +85,36 @@ fn an_s3_table_behind_postgresql_is_queried_and_changed_through_the_engine() {
             .unwrap()),
         with_new
     );
+    // A Parquet file in the bucket, read by its URL through the catalog's client, and as an
+    // external table: one of the data files, 30 rows. A fresh session, which has scanned no
+    // table (a scan registers its table's store too).
+    let first = table
+        .data_files()
+        .unwrap()
+        .iter()
+        .map(|f| (f.file_path().to_string(), f.record_count()))
+        .find(|(_, rows)| *rows == 30)
+        .unwrap();
+    let fresh = BlockingSession::new(Arc::clone(&catalog), "geoberg").unwrap();
+    assert_eq!(
+        scalar_i64(
+            &fresh
+                .sql(&format!("SELECT count(*) FROM '{}'", first.0))
+                .unwrap()
+        ),
+        30
+    );
+    let fresh = BlockingSession::new(Arc::clone(&catalog), "geoberg").unwrap();
+    fresh
+        .sql(&format!(
+            "CREATE EXTERNAL TABLE in_bucket STORED AS PARQUET LOCATION '{}'",
+            first.0
+        ))
+        .unwrap();
+    assert_eq!(
+        scalar_i64(&fresh.sql("SELECT count(*) FROM in_bucket").unwrap()),
+        30
+    );
     session
         .sql("DELETE FROM geo.t WHERE id = 999 OR n = 1")
         .unwrap();
