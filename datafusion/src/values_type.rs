@@ -4,7 +4,7 @@
 //! would look unlabelled. This analyzer rule gives each `VALUES` column the field metadata
 //! its expressions agree on (the CRS of `ST_SetSRID(.., 4326)`), and retypes the plan above.
 //! Rows that disagree keep no metadata, so a mixed-CRS `VALUES` is refused by the table's
-//! SRID check rather than relabelled.
+//! SRID check rather than relabelled; a `NULL` row agrees with any.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, TableReference};
 use datafusion::error::Result;
-use datafusion::logical_expr::{ExprSchemable, LogicalPlan, Values};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, Values};
 use datafusion::optimizer::AnalyzerRule;
 
 /// The analyzer rule described in the module docs.
@@ -59,6 +59,9 @@ fn typed(values: &Values) -> Result<Option<DFSchema>> {
                 consistent = false;
                 break;
             };
+            if is_null_literal(expr) {
+                continue; // a NULL has no CRS to disagree with
+            }
             let Ok((_, f)) = expr.to_field(&empty) else {
                 consistent = false;
                 break;
@@ -90,6 +93,16 @@ fn typed(values: &Values) -> Result<Option<DFSchema>> {
         fields,
         values.schema.metadata().clone(),
     )?))
+}
+
+/// `NULL`, possibly cast (`CAST(NULL AS BINARY)`, as type coercion writes it).
+fn is_null_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Literal(value, _) => value.is_null(),
+        Expr::Cast(cast) => is_null_literal(&cast.expr),
+        Expr::TryCast(cast) => is_null_literal(&cast.expr),
+        _ => false,
+    }
 }
 
 /// Recomputes the schemas of every node above a retyped `VALUES`.

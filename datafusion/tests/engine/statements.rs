@@ -69,6 +69,39 @@ fn seed_004_create_insert_and_query_run_as_written() {
     assert!(ddl.contains("bucket(4, id)"), "{ddl}");
 }
 
+/// A `VALUES` list mixing labelled geometries and a bare `NULL` keeps the label.
+#[test]
+fn a_null_in_values_keeps_the_other_rows_srid() {
+    let w = Warehouse::new();
+    let s = w.session();
+    s.sql("CREATE TABLE db.t (id bigint, geom geometry(4326))")
+        .unwrap();
+    s.sql(
+        "INSERT INTO db.t VALUES (1, ST_SetSRID(ST_Point(1, 2), 4326)), (2, NULL), \
+         (3, ST_SetSRID(ST_GeomFromText('POINT EMPTY'), 4326))",
+    )
+    .unwrap();
+    assert_eq!(
+        scalar_i64(
+            &s.sql("SELECT count(*) FROM db.t WHERE geom IS NULL")
+                .unwrap()
+        ),
+        1
+    );
+    assert_eq!(
+        ids(&s.sql("SELECT id FROM db.t ORDER BY id").unwrap()),
+        [1, 2, 3]
+    );
+    // Disagreeing labels are still refused.
+    let err = s
+        .sql(
+            "INSERT INTO db.t VALUES (4, ST_SetSRID(ST_Point(1, 2), 4326)), \
+             (5, ST_SetSRID(ST_Point(1, 2), 3857))",
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("SRID"), "{err}");
+}
+
 #[test]
 fn one_commit_per_insert_statement() {
     let w = Warehouse::new();
