@@ -916,7 +916,7 @@ fn ingest_streams_json_records_and_keeps_the_bad_ones_with_reasons() {
                 "--within",
                 "POLYGON ((14 49, 24.5 49, 24.5 55, 14 55, 14 49))",
             ],
-            &input,
+            input.as_str(),
         )
         .ok()
         .json();

@@ -6,8 +6,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use arrow_array::{
@@ -16,28 +14,6 @@ use arrow_array::{
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Fields, Schema};
 use common::*;
-
-/// Runs `geoberg --warehouse <wh> <args>` with `stdin` as its standard input.
-fn run_with_bytes(env: &Env, args: &[&str], stdin: Vec<u8>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_geoberg"))
-        .arg("--warehouse")
-        .arg(env.warehouse())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || pipe.write_all(&stdin));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
 
 fn ipc_stream(batches: &[RecordBatch]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -252,22 +228,22 @@ fn ingest_format_arrow_reads_ipc_streams_from_a_file_and_from_stdin() {
     );
 
     // WKB geometries piped through stdin.
-    let run = run_with_bytes(
-        &env,
-        &[
-            "--json",
-            "ingest",
-            "--table",
-            "iot.telemetry",
-            "--format",
-            "arrow",
-            "--rejects",
-            rejects.to_str().unwrap(),
-        ],
-        wkb_points(800),
-    )
-    .ok()
-    .json();
+    let run = env
+        .run_with_stdin(
+            &[
+                "--json",
+                "ingest",
+                "--table",
+                "iot.telemetry",
+                "--format",
+                "arrow",
+                "--rejects",
+                rejects.to_str().unwrap(),
+            ],
+            wkb_points(800),
+        )
+        .ok()
+        .json();
     assert_eq!(
         (
             &run["rows_committed"],
@@ -309,36 +285,34 @@ fn ingest_format_arrow_errors_name_the_flags_to_pass() {
     )
     .unwrap();
     let stream = ipc_stream(&[batch]);
-    run_with_bytes(
-        &env,
+    env.run_with_stdin(
         &[&arrow[..], &["--rejects", rejects]].concat(),
         stream.clone(),
     )
     .fails_with(&["position.x", "position.y", "--lon", "--lat"]);
-    let run = run_with_bytes(
-        &env,
-        &[
-            &["--json"][..],
-            &arrow[..],
+    let run = env
+        .run_with_stdin(
             &[
-                "--rejects",
-                rejects,
-                "--lon",
-                "position.x",
-                "--lat",
-                "position.y",
-            ],
-        ]
-        .concat(),
-        stream,
-    )
-    .ok()
-    .json();
+                &["--json"][..],
+                &arrow[..],
+                &[
+                    "--rejects",
+                    rejects,
+                    "--lon",
+                    "position.x",
+                    "--lat",
+                    "position.y",
+                ],
+            ]
+            .concat(),
+            stream,
+        )
+        .ok()
+        .json();
     assert_eq!(run["rows_committed"], 1, "{run}");
 
     // JSON given as Arrow, and the replay flag of the other format.
-    run_with_bytes(
-        &env,
+    env.run_with_stdin(
         &[&arrow[..], &["--rejects", rejects]].concat(),
         br#"{"location": {"lon": 1, "lat": 2}, "id": "j"}"#.to_vec(),
     )

@@ -10,10 +10,7 @@
 //! GEOS, DuckDB, georust `wkb`, this workspace's readers) read per geometry.
 
 use crate::error::CrsError;
-
-const EWKB_Z: u32 = 0x8000_0000;
-const EWKB_M: u32 = 0x4000_0000;
-const EWKB_SRID: u32 = 0x2000_0000;
+use crate::wkb::{EWKB_M, EWKB_SRID, EWKB_Z};
 
 /// The value as EWKB carrying `srid`: unchanged if it already carries an SRID (an EWKB value's
 /// own SRID wins), else its outer header rewritten with the SRID flag and the SRID.

@@ -17,9 +17,10 @@ use crate::reproject::Reprojection;
 /// Deepest nesting of collections we follow (PostGIS allows far less in practice).
 pub const MAX_WKB_DEPTH: usize = 64;
 
-const EWKB_Z: u32 = 0x8000_0000;
-const EWKB_M: u32 = 0x4000_0000;
-const EWKB_SRID: u32 = 0x2000_0000;
+/// EWKB's Z, M and SRID flags on a type code (PostGIS).
+pub(crate) const EWKB_Z: u32 = 0x8000_0000;
+pub(crate) const EWKB_M: u32 = 0x4000_0000;
+pub(crate) const EWKB_SRID: u32 = 0x2000_0000;
 
 const TYPE_NAMES: [&str; 8] = [
     "",

@@ -34,14 +34,11 @@ pub(crate) fn constructor_kernels() -> [(&'static str, ScalarKernelRef); 2] {
 }
 
 fn is_text(t: &SedonaType) -> bool {
-    matches!(
-        t,
-        SedonaType::Arrow(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-    )
+    ArgMatcher::is_string().match_type(t)
 }
 
 fn is_number(t: &SedonaType) -> bool {
-    matches!(t, SedonaType::Arrow(d) if d.is_numeric())
+    ArgMatcher::is_numeric().match_type(t)
 }
 
 /// `ST_Point(x, y)` with at least one text argument.

@@ -118,7 +118,9 @@ impl Env {
         self.run_with_stdin(args, "")
     }
 
-    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+    /// Runs `geoberg --warehouse <wh> <args>` with `stdin` as its standard input (written from
+    /// a thread, so a large input cannot deadlock against the child's output).
+    pub fn run_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Run {
         use std::io::Write;
         let mut child = Command::new(env!("CARGO_BIN_EXE_geoberg"))
             .arg("--warehouse")
@@ -129,17 +131,15 @@ impl Env {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let stdin = stdin.into();
+        let writer = std::thread::spawn(move || pipe.write_all(&stdin));
         let Output {
             status,
             stdout,
             stderr,
         } = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8(stdout).unwrap(),
