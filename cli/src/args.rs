@@ -100,7 +100,7 @@ pub enum Command {
     BboxColumns(BBoxColumnsCommand),
     /// Run a geoberg cluster on Ballista: a scheduler that plans queries against the catalog,
     /// and executors that run their tasks reading the warehouse (use an object-store warehouse
-    /// and a PostgreSQL catalog to span machines).
+    /// and a PostgreSQL catalog to span machines). Needs a build with `--features cluster`.
     #[command(subcommand)]
     Cluster(ClusterCommand),
 }
@@ -118,6 +118,7 @@ pub enum ClusterCommand {
 }
 
 /// `geoberg cluster scheduler`.
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 #[derive(Debug, Args)]
 pub struct SchedulerArgs {
     /// Address to listen on.
@@ -126,6 +127,7 @@ pub struct SchedulerArgs {
 }
 
 /// `geoberg cluster executor`.
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 #[derive(Debug, Args)]
 pub struct ExecutorArgs {
     /// Address to serve shuffle data on (Arrow Flight); its gRPC service takes the next port.

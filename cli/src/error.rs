@@ -16,8 +16,17 @@ pub enum CliError {
     #[error(transparent)]
     Engine(geoberg_datafusion::Error),
     /// A cluster's scheduler or executor could not start, or was not reachable.
+    #[cfg(feature = "cluster")]
     #[error(transparent)]
     Cluster(geoberg_distributed::Error),
+    /// A cluster command in a binary built without Ballista.
+    #[cfg(not(feature = "cluster"))]
+    #[error(
+        "this geoberg was built without the cluster feature (Ballista); rebuild it with \
+         `cargo build --release -p geoberg-cli --features cluster` to run `cluster` commands \
+         and `--scheduler`"
+    )]
+    ClusterNotBuilt,
     /// Planning a spatial filter failed, or the pruning assertion did not hold.
     #[error(transparent)]
     Pruning(#[from] geoberg_pruning::PruneError),
@@ -78,6 +87,7 @@ impl From<geoberg_datafusion::Error> for CliError {
     }
 }
 
+#[cfg(feature = "cluster")]
 impl From<geoberg_distributed::Error> for CliError {
     fn from(e: geoberg_distributed::Error) -> Self {
         match e {

@@ -14,7 +14,8 @@
 //! INDEX, CALL rewrite_data_files, SHOW, DESCRIBE, EXPLAIN, SELECT count(*)), `inspect`,
 //! `audit`, `layout`, `ingest`, `maintain`, `expire-snapshots`, `remove-orphans`,
 //! `bbox-columns add|backfill`, and `cluster scheduler|executor` with `--scheduler` to run
-//! queries on more than one machine.
+//! queries on more than one machine (built with the `cluster` feature:
+//! `cargo build --release -p geoberg-cli --features cluster`).
 //!
 //! The binary lives in its own crate, not in `geoberg-table`, so that library users of
 //! `geoberg-table` do not compile clap, indicatif and the demo data generator
@@ -30,7 +31,9 @@
 mod args;
 mod audit;
 mod bbox_columns;
+#[cfg(feature = "cluster")]
 mod cluster;
+#[cfg(feature = "cluster")]
 mod cluster_log;
 mod context;
 mod demo;
@@ -50,7 +53,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{BBoxColumnsCommand, Cli, ClusterCommand, Command};
+use crate::args::{BBoxColumnsCommand, Cli, ClusterCommand, Command, GlobalArgs};
 use crate::error::Result;
 
 fn main() -> ExitCode {
@@ -84,7 +87,19 @@ fn run(cli: &Cli) -> Result<()> {
         Command::RemoveOrphans(a) => maintenance::remove_orphans(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Add(a)) => bbox_columns::add(g, a),
         Command::BboxColumns(BBoxColumnsCommand::Backfill(a)) => bbox_columns::backfill(g, a),
-        Command::Cluster(ClusterCommand::Scheduler(a)) => cluster::scheduler(g, a),
-        Command::Cluster(ClusterCommand::Executor(a)) => cluster::executor(g, a),
+        Command::Cluster(c) => run_cluster(g, c),
     }
+}
+
+#[cfg(feature = "cluster")]
+fn run_cluster(g: &GlobalArgs, command: &ClusterCommand) -> Result<()> {
+    match command {
+        ClusterCommand::Scheduler(a) => cluster::scheduler(g, a),
+        ClusterCommand::Executor(a) => cluster::executor(g, a),
+    }
+}
+
+#[cfg(not(feature = "cluster"))]
+fn run_cluster(_: &GlobalArgs, _: &ClusterCommand) -> Result<()> {
+    Err(error::CliError::ClusterNotBuilt)
 }

@@ -45,14 +45,25 @@ pub fn run(global: &GlobalArgs, args: &SqlArgs) -> Result<()> {
     let ctx = Context::open(global, access)?;
     let session = match &global.scheduler {
         None => BlockingSession::new(ctx.dyn_catalog(), &ctx.catalog_name)?,
-        Some(scheduler) => BlockingSession::from_async(|| {
-            geoberg_distributed::connect(scheduler, ctx.dyn_catalog(), &ctx.catalog_name)
-        })?,
+        Some(scheduler) => cluster_session(scheduler, &ctx)?,
     };
     for output in session.execute(&text)? {
         print(&ctx, &output)?;
     }
     Ok(())
+}
+
+/// A session whose queries run on the cluster behind `scheduler`.
+#[cfg(feature = "cluster")]
+fn cluster_session(scheduler: &str, ctx: &Context) -> Result<BlockingSession> {
+    Ok(BlockingSession::from_async(|| {
+        geoberg_distributed::connect(scheduler, ctx.dyn_catalog(), &ctx.catalog_name)
+    })?)
+}
+
+#[cfg(not(feature = "cluster"))]
+fn cluster_session(_: &str, _: &Context) -> Result<BlockingSession> {
+    Err(CliError::ClusterNotBuilt)
 }
 
 fn read_input(args: &SqlArgs) -> Result<String> {

@@ -4,7 +4,7 @@
 # the key-range tasks. Each statement rewrites every file (a full re-cluster of `rows` points);
 # prints the wall time of each and the bytes the parts read.
 #
-#   cargo build --release -p geoberg-cli
+#   cargo build --release -p geoberg-cli --features cluster
 #   bash distributed/bench/create_spatial_index.sh [target/release/geoberg] [rows]
 set -euo pipefail
 geoberg="$(realpath "${1:-target/release/geoberg}")"

@@ -5,7 +5,7 @@
 # (TASKS task slots each, 1 by default); each statement RUNS times as a whole `geoberg sql`
 # process; prints the median wall times and the cluster's plan.
 #
-#   cargo build --release -p geoberg-cli
+#   cargo build --release -p geoberg-cli --features cluster
 #   bash distributed/bench/spatial_join.sh [target/release/geoberg] [rows]
 set -euo pipefail
 geoberg="$(realpath "${1:-target/release/geoberg}")"

@@ -3,7 +3,7 @@
 # process, then through a scheduler with 1 and with 2 executors (one task slot each), each
 # statement run RUNS times as a whole `geoberg sql` process; prints the median wall times.
 #
-#   cargo build --release -p geoberg-cli
+#   cargo build --release -p geoberg-cli --features cluster
 #   bash distributed/bench/window_overhead.sh [target/release/geoberg] [rows]
 set -euo pipefail
 geoberg="$(realpath "${1:-target/release/geoberg}")"

@@ -14,13 +14,14 @@ use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::dictionary::plain_columns;
 use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
 use crate::row_order::{BoundOrder, ROW_BITS, RowOrder};
 use crate::source::{Source, same_columns};
 use crate::spill::{Piece, Router};
 use crate::storage::RewriteStorage;
-use crate::writer::{RollingWriter, WriterConfig, plain_columns};
+use crate::writer::{RollingWriter, WriterConfig};
 use crate::{InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass};
 
 /// Iceberg's `rewrite_data_files` result columns.

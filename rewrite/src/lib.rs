@@ -82,6 +82,7 @@
 #![forbid(unsafe_code)]
 
 mod columns;
+mod dictionary;
 mod error;
 mod execute;
 mod input;

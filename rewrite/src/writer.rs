@@ -8,16 +8,15 @@ use arrow_schema::SchemaRef;
 use geoberg_geostats::{BBox, BBoxAccumulator, GeographyBBoxAccumulator, GeostatsError};
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
-use parquet::basic::Encoding;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::ParquetMetaData;
-use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::dictionary::distinct_columns;
 use crate::storage::OutputStream;
 use crate::{Extent, KeyRange, OutputCodec, PartitionKey, RewriteError, RowClass};
 
@@ -91,14 +90,15 @@ pub(crate) struct WriterConfig {
     pub row_group_rows: usize,
     pub roll_bytes: u64,
     /// Columns written without dictionary encoding: those whose input pages fell back to plain,
-    /// where building a dictionary first only costs time.
+    /// where building a dictionary first only costs time (each file also leaves out the
+    /// columns its first rows show to be mostly distinct: [`distinct_columns`]).
     pub plain_columns: Vec<ColumnPath>,
 }
 
 impl WriterConfig {
-    /// Writer properties, with the Arrow schema in the key-value metadata as `ArrowWriter`
-    /// stores it.
-    fn properties(&self) -> WriterProperties {
+    /// Writer properties of a file whose first rows are `first`, with the Arrow schema in the
+    /// key-value metadata as `ArrowWriter` stores it.
+    fn properties(&self, first: &RecordBatch) -> WriterProperties {
         let compression = match self.codec {
             OutputCodec::Zstd => Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()),
             OutputCodec::Snappy => Compression::SNAPPY,
@@ -107,8 +107,13 @@ impl WriterConfig {
         let mut builder = WriterProperties::builder()
             .set_compression(compression)
             .set_max_row_group_row_count(Some(self.row_group_rows));
-        for c in &self.plain_columns {
-            builder = builder.set_column_dictionary_enabled(c.clone(), false);
+        for c in self
+            .plain_columns
+            .iter()
+            .cloned()
+            .chain(distinct_columns(first))
+        {
+            builder = builder.set_column_dictionary_enabled(c, false);
         }
         let mut properties = builder.build();
         add_encoded_arrow_schema_to_metadata(&self.arrow_schema, &mut properties);
@@ -236,7 +241,7 @@ impl<'a> RollingWriter<'a> {
             let writer = SerializedFileWriter::new(
                 file,
                 self.config.parquet_schema.root_schema_ptr(),
-                Arc::new(self.config.properties()),
+                Arc::new(self.config.properties(batch)),
             )
             .map_err(|e| RewriteError::parquet(&path, e))?;
             let columns =
@@ -381,25 +386,6 @@ fn write_row_group(
     }
     row_group.close()?;
     Ok(())
-}
-
-/// Leaf columns of `row_group` whose data pages are not all dictionary encoded (per the page
-/// encoding statistics); unknown when the writer recorded none, then dictionary stays on.
-pub(crate) fn plain_columns(row_group: Option<&RowGroupMetaData>) -> Vec<ColumnPath> {
-    let Some(rg) = row_group else {
-        return Vec::new();
-    };
-    rg.columns()
-        .iter()
-        .filter(|c| {
-            c.page_encoding_stats_mask().is_some_and(|mask| {
-                c.dictionary_page_offset().is_none()
-                    || !(mask.is_only(Encoding::PLAIN_DICTIONARY)
-                        || mask.is_only(Encoding::RLE_DICTIONARY))
-            })
-        })
-        .map(|c| c.column_path().clone())
-        .collect()
 }
 
 fn column_metrics(footer: &ParquetMetaData) -> Vec<ColumnMetrics> {

@@ -1,15 +1,16 @@
 //! How window pruning decays as data streams into a clustered table (issue 28), measured on real
 //! tables written by geoberg.
 //!
-//! `append_decay [base-rows] [appends] [every] [windows] [svg] [ratio]` clusters `base-rows` skewed points
-//! (clusters around 40 "cities" plus a uniform background) with `CREATE SPATIAL INDEX` into 64
-//! files, then appends `appends` batches of 1% of the base each, in arrival order, to four
+//! `append_decay [base-rows] [appends] [every] [windows] [svg] [ratio] [generations]` clusters
+//! `base-rows` skewed points (clusters around 40 "cities" plus a uniform background) with
+//! `CREATE SPATIAL INDEX` into 64 files, then appends `appends` batches of 1% of the base each, in arrival order, to four
 //! copies of that table:
 //! - (a) plain: cluster on write off (`geoberg.write.cluster-on-write = false`);
 //! - (b) cluster on write: every append cut at the clustered key ranges (the default);
 //! - (c) incremental: cluster on write and an incremental clustering
 //!   (`rewrite_data_files` with `incremental`, `incremental.min-new-data-ratio` = `ratio`,
-//!   default 0.5) every `every` appends;
+//!   default 0.5, and `incremental.max-delta-generations` = `generations`, default 1) every
+//!   `every` appends;
 //! - (d) re-indexed: plain appends and a full `CREATE SPATIAL INDEX` every `every` appends.
 //!
 //! Every `every` appends it prints, per table, the mean files and MB that `windows` windows of 1%
@@ -74,6 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let svg = args.get(4).cloned().filter(|s| s != "-");
     let ratio = args.get(5).cloned().unwrap_or_else(|| "0.5".into());
+    let generations = args.get(6).cloned().unwrap_or_else(|| "1".into());
     let per_append = (base / 100).max(1);
     let xy = points(base + appends * per_append);
     let dir = tempfile::tempdir()?;
@@ -165,6 +167,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .option("target-file-size-bytes", file_size.to_string())
                     .option("incremental", incremental)
                     .option("incremental.min-new-data-ratio", &ratio)
+                    .option("incremental.max-delta-generations", &generations)
                     .execute()?;
                 c.table = table;
                 c.rewritten_bytes += report.added_bytes_count;

@@ -69,6 +69,14 @@ pub struct RangeFile {
     pub last: u64,
     /// Its rows when written.
     pub rows: u64,
+    /// For a delta: the generation of deltas it belongs to (the incremental runs of a partition
+    /// count up from 1); 0 for clustered files, and for deltas recorded before generations were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generation: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ClusteredLayout {
@@ -265,6 +273,7 @@ impl RewrittenRanges {
                 first: f.key_range.first,
                 last: f.key_range.last,
                 rows: f.record_count,
+                generation: 0,
             });
         }
         RewrittenRanges {
@@ -273,16 +282,25 @@ impl RewrittenRanges {
         }
     }
 
-    /// Moves the files for which `is_range(partition, key range)` does not hold to the deltas.
-    pub(crate) fn split_deltas(&mut self, is_range: impl Fn(&str, KeyRange) -> bool) {
+    /// Moves the files for which `is_range(partition, key range)` does not hold to the deltas,
+    /// of generation `generation(partition)`.
+    pub(crate) fn split_deltas(
+        &mut self,
+        is_range: impl Fn(&str, KeyRange) -> bool,
+        generation: impl Fn(&str) -> u64,
+    ) {
         for p in &mut self.partitions {
-            let (files, deltas) = std::mem::take(&mut p.files).into_iter().partition(|f| {
-                let range = KeyRange {
-                    first: f.first,
-                    last: f.last,
-                };
-                is_range(&p.partition, range)
-            });
+            let (files, mut deltas): (Vec<RangeFile>, Vec<RangeFile>) =
+                std::mem::take(&mut p.files).into_iter().partition(|f| {
+                    let range = KeyRange {
+                        first: f.first,
+                        last: f.last,
+                    };
+                    is_range(&p.partition, range)
+                });
+            for d in &mut deltas {
+                d.generation = generation(&p.partition);
+            }
             (p.files, p.deltas) = (files, deltas);
         }
     }

@@ -105,6 +105,80 @@ fn only_the_ranges_new_rows_grew_are_rewritten() {
     assert_eq!(live_file_paths(&table2), after);
 }
 
+/// Deltas of one run are a generation: a later run that merges fewer bytes leaves them alone
+/// (size-tiered), and merges them again once the generation cap would be passed.
+#[test]
+fn earlier_deltas_stay_until_the_generations_pile_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = clustered_table(dir.path(), 16_000, 16);
+    let run = |table: &Table, generations: &str| {
+        table
+            .rewrite()
+            .hilbert("geom", 16)
+            .option("incremental", "true")
+            .option("incremental.max-delta-generations", generations)
+            .execute()
+            .unwrap()
+    };
+    let deltas = |table: &Table| -> Vec<(String, u64)> {
+        let layout = ClusteredLayout::current(table).unwrap().unwrap();
+        let mut d: Vec<(String, u64)> = layout.partitions[0]
+            .deltas
+            .iter()
+            .map(|f| (f.path.clone(), f.generation))
+            .collect();
+        d.sort();
+        d
+    };
+    // The files an append added (cluster on write cuts it at the ranges).
+    let append = |table: &Table, ids: std::ops::Range<i64>, seed: u64| {
+        let before = live_file_paths(table).len();
+        let (table, _) = table.append(&[points_batch(ids, uniform(seed))]).unwrap();
+        let added = live_file_paths(&table).len() - before;
+        (table, added as u64)
+    };
+    // 10% new rows everywhere: no range grows to half its rows, all become deltas.
+    let (table, added) = append(&table, 100_000..101_600, 11);
+    let (table, report) = run(&table, "3");
+    assert_eq!(
+        report.rewritten_data_files_count, added,
+        "only the append: {report}"
+    );
+    let first = deltas(&table);
+    assert!(
+        !first.is_empty() && first.iter().all(|d| d.1 == 1),
+        "{first:?}"
+    );
+
+    // A smaller append: merged on its own, the first generation stays as it is.
+    let (table, added) = append(&table, 200_000..200_300, 12);
+    let before = rows(&table);
+    let (table, report) = run(&table, "3");
+    assert_eq!(rows(&table), before);
+    assert_eq!(report.rewritten_data_files_count, added, "{report}");
+    let second = deltas(&table);
+    let live = live_file_paths(&table);
+    assert!(
+        first
+            .iter()
+            .all(|d| live.contains(&d.0) && second.contains(d))
+    );
+    assert!(second.iter().any(|d| d.1 == 2), "{second:?}");
+
+    // One generation at most: every earlier delta is merged with the next append.
+    let (table, added) = append(&table, 300_000..300_300, 13);
+    let before = rows(&table);
+    let (table, report) = run(&table, "1");
+    assert_eq!(rows(&table), before);
+    let third = deltas(&table);
+    assert!(third.iter().all(|d| d.1 == 3), "{third:?}");
+    assert_eq!(
+        report.rewritten_data_files_count,
+        added + second.len() as u64,
+        "the deltas and the append: {report}"
+    );
+}
+
 #[test]
 fn without_a_layout_the_whole_table_is_clustered_and_one_is_recorded() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,8 +210,9 @@ proptest! {
     /// step, every window counts what a brute-force filter over the generated points counts.
     #[test]
     fn answers_are_unchanged_by_every_step(
-        steps in proptest::collection::vec((0u8..3, 1u64..50, 100i64..1_500), 1..5),
+        steps in proptest::collection::vec((0u8..3, 1u64..50, 100i64..1_500), 1..7),
         ratio in prop_oneof![Just("0.1"), Just("0.5"), Just("2")],
+        generations in prop_oneof![Just("1"), Just("2"), Just("3")],
         windows in proptest::collection::vec((-180.0f64..150.0, -85.0f64..60.0, 1.0f64..60.0), 4),
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -164,6 +239,7 @@ proptest! {
                         .hilbert("geom", 16)
                         .option("incremental", "true")
                         .option("incremental.min-new-data-ratio", ratio)
+                        .option("incremental.max-delta-generations", generations)
                         .execute()
                         .unwrap()
                         .0;

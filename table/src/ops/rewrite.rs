@@ -407,8 +407,7 @@ impl<'a> Rewrite<'a> {
             {
                 None => None,
                 Some(layout) => {
-                    let ratio = options.incremental_min_new_data_ratio;
-                    let choice = IncrementalChoice::of(table, &layout, &files, &geo, ratio)?;
+                    let choice = IncrementalChoice::of(table, &layout, &files, &geo, &options)?;
                     for (s, chosen) in selected.iter_mut().zip(&choice.selected) {
                         *s &= *chosen;
                     }
@@ -763,7 +762,10 @@ impl Batch<'_> {
                 let mut ranges = RewrittenRanges::new(index.clone(), plan, &outcome.added);
                 if let Some(choice) = &planned.incremental {
                     // Rows merged outside the re-clustered ranges stay new, as deltas.
-                    ranges.split_deltas(|partition, range| choice.joins_layout(partition, range));
+                    ranges.split_deltas(
+                        |partition, range| choice.joins_layout(partition, range),
+                        |partition| choice.delta_generation(partition),
+                    );
                 }
                 ranges
             }),

@@ -212,8 +212,31 @@ impl Storage {
         self.object_store(location)
     }
 
+    /// The file system path of a local location, when reads may bypass `object_store`: its
+    /// local store runs every read on a blocking thread of the I/O runtime and wakes the caller
+    /// after, two thread hops per Parquet page (the "tokio wake-ups" of issue 29's rewrite
+    /// profile). A layered storage (the tests' fault injection) always reads through its store.
+    fn local_path(&self, location: &str) -> Result<Option<std::path::PathBuf>> {
+        if self.inner.layer.is_some() {
+            return Ok(None);
+        }
+        let parsed = parse_location(location)?;
+        if parsed.store_key != "file://" {
+            return Ok(None);
+        }
+        object_store::local::LocalFileSystem::new()
+            .path_to_filesystem(&parsed.path)
+            .map(Some)
+            .map_err(|e| Error::storage(location, e))
+    }
+
     /// The whole file.
     pub fn read(&self, location: &str) -> Result<Bytes> {
+        if let Some(path) = self.local_path(location)? {
+            return std::fs::read(&path)
+                .map(Bytes::from)
+                .map_err(|e| Error::storage(location, local_error(&path, e)));
+        }
         let (store, path) = self.resolve(location)?;
         block_on(async move { store.get(&path).await?.bytes().await })
             .map_err(|e| Error::storage(location, e))
@@ -221,10 +244,16 @@ impl Storage {
 
     /// Bytes `range` of the file.
     pub fn read_range(&self, location: &str, range: Range<u64>) -> Result<Bytes> {
-        let (store, path) = self.resolve(location)?;
         let want = range.end.saturating_sub(range.start);
-        let bytes = block_on(async move { store.get_range(&path, range).await })
-            .map_err(|e| Error::storage(location, e))?;
+        let bytes = match self.local_path(location)? {
+            Some(path) => read_local_range(&path, range)
+                .map_err(|e| Error::storage(location, local_error(&path, e)))?,
+            None => {
+                let (store, path) = self.resolve(location)?;
+                block_on(async move { store.get_range(&path, range).await })
+                    .map_err(|e| Error::storage(location, e))?
+            }
+        };
         if bytes.len() as u64 != want {
             return Err(Error::corrupt(
                 location,
@@ -320,6 +349,34 @@ impl Storage {
                 last_modified: m.last_modified.into(),
             })
             .collect())
+    }
+}
+
+/// Bytes `range` of a local file, read on this thread; a file shorter than the range gives
+/// what it has (the caller reports the truncation).
+fn read_local_range(path: &std::path::Path, range: Range<u64>) -> std::io::Result<Bytes> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let len = range.end.saturating_sub(range.start);
+    let mut buf = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut buf)?;
+    Ok(Bytes::from(buf))
+}
+
+/// A local read's error as `object_store`'s local store reports it (a missing file is
+/// `NotFound`, which callers tolerate where a file may be gone).
+fn local_error(path: &std::path::Path, e: std::io::Error) -> object_store::Error {
+    let path = path.display().to_string();
+    match e.kind() {
+        std::io::ErrorKind::NotFound => object_store::Error::NotFound {
+            path,
+            source: Box::new(e),
+        },
+        _ => object_store::Error::Generic {
+            store: "LocalFileSystem",
+            source: format!("{path}: {e}").into(),
+        },
     }
 }
 
