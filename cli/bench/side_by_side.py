@@ -8,6 +8,7 @@
 Each engine step prints its own seconds; cli/bench/create_spatial_index.sh times whole processes.
 """
 
+import os
 import sys
 import time
 
@@ -15,7 +16,6 @@ import time
 def duckdb_connection():
     import duckdb
     import duckdb_extension_spatial  # the pinned extension, no download
-    import os
 
     con = duckdb.connect(config={"autoinstall_known_extensions": "false"})
     path = os.path.join(

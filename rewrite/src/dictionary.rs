@@ -100,8 +100,7 @@ fn mostly_distinct(column: &dyn Array) -> bool {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{BinaryArray, Float64Array, Int64Array, StringArray};
-    use arrow_schema::{Field, Schema};
+    use arrow_array::{ArrayRef, BinaryArray, Float64Array, Int64Array, StringArray};
 
     use super::*;
 
@@ -112,29 +111,35 @@ mod tests {
     #[test]
     fn unique_ids_and_geometries_go_plain_categories_keep_their_dictionary() {
         let n = 20_000i64;
-        let ids = Int64Array::from_iter_values((0..n).map(|i| i * 7919 % n));
-        let category = StringArray::from_iter_values((0..n).map(|i| format!("c{}", i % 12)));
-        let wkb = BinaryArray::from_iter_values((0..n).map(|i| (i as f64).to_le_bytes()));
-        let flags = Int64Array::from_iter_values((0..n).map(|i| i % 2));
-        let sliced = Float64Array::from_iter_values((0..n).map(|i| i as f64 / 3.0));
-        let schema = Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("category", DataType::Utf8, false),
-            Field::new("geom", DataType::Binary, false),
-            Field::new("flag", DataType::Int64, false),
-            Field::new("value", DataType::Float64, false),
-        ]);
-        let batch = RecordBatch::try_new(
-            Arc::new(schema),
-            vec![
-                Arc::new(ids),
-                Arc::new(category),
-                Arc::new(wkb),
-                Arc::new(flags),
-                Arc::new(sliced),
-            ],
-        )
-        .unwrap();
+        let columns: [(&str, ArrayRef); 5] = [
+            (
+                "id",
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * 7919 % n))),
+            ),
+            (
+                "category",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("c{}", i % 12)),
+                )),
+            ),
+            (
+                "geom",
+                Arc::new(BinaryArray::from_iter_values(
+                    (0..n).map(|i| (i as f64).to_le_bytes()),
+                )),
+            ),
+            (
+                "flag",
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 2))),
+            ),
+            (
+                "value",
+                Arc::new(Float64Array::from_iter_values(
+                    (0..n).map(|i| i as f64 / 3.0),
+                )),
+            ),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
         assert_eq!(names(&batch), ["id", "geom", "value"]);
         // A slice reads its own values (the buffer offset is applied).
         assert_eq!(names(&batch.slice(5_000, 1_000)), ["id", "geom", "value"]);
@@ -142,15 +147,9 @@ mod tests {
 
     #[test]
     fn too_few_values_or_all_null_keep_the_default() {
-        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
-        let few = RecordBatch::try_new(
-            schema.clone(),
-            vec![Arc::new(Int64Array::from_iter_values(0..10))],
-        )
-        .unwrap();
-        assert!(names(&few).is_empty());
-        let nulls =
-            RecordBatch::try_new(schema, vec![Arc::new(Int64Array::new_null(10_000))]).unwrap();
-        assert!(names(&nulls).is_empty());
+        let few: ArrayRef = Arc::new(Int64Array::from_iter_values(0..10));
+        assert!(names(&RecordBatch::try_from_iter([("id", few)]).unwrap()).is_empty());
+        let nulls: ArrayRef = Arc::new(Int64Array::new_null(10_000));
+        assert!(names(&RecordBatch::try_from_iter([("id", nulls)]).unwrap()).is_empty());
     }
 }
