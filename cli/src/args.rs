@@ -211,6 +211,10 @@ pub struct SqlArgs {
     /// Read the statements from this file (`-` for stdin).
     #[arg(short, long, value_name = "FILE", conflicts_with = "statement")]
     pub file: Option<PathBuf>,
+    /// Print each statement's run time after its result (`--json` always carries it as
+    /// `seconds`).
+    #[arg(long)]
+    pub timing: bool,
 }
 
 /// `geoberg import`.

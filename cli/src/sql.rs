@@ -48,7 +48,7 @@ pub fn run(global: &GlobalArgs, args: &SqlArgs) -> Result<()> {
         Some(scheduler) => cluster_session(scheduler, &ctx)?,
     };
     for output in session.execute(&text)? {
-        print(&ctx, &output)?;
+        print(&ctx, &output, args.timing)?;
     }
     Ok(())
 }
@@ -90,8 +90,9 @@ fn starts_with_create(statement: &str) -> bool {
         .is_some_and(|w| w.eq_ignore_ascii_case("create"))
 }
 
-/// Prints one statement's result: its notices, then its rows (none for DDL).
-fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
+/// Prints one statement's result: its notices, then its rows (none for DDL), then with
+/// `timing` its run time.
+fn print(ctx: &Context, output: &StatementOutput, timing: bool) -> Result<()> {
     let out = ctx.output;
     let has_columns = output.batches.first().is_some_and(|b| b.num_columns() > 0);
     let mut text = String::new();
@@ -108,6 +109,10 @@ fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
             ),
         }
         text.push('\n');
+    }
+    let seconds = output.elapsed.as_secs_f64();
+    if timing {
+        text.push_str(&format!("Run Time: {seconds:.3} s\n"));
     }
     let scans: Vec<Value> = output
         .scans
@@ -128,6 +133,7 @@ fn print(ctx: &Context, output: &StatementOutput) -> Result<()> {
                 .map_err(geoberg_datafusion::Error::from)?,
             "notices": output.notices,
             "scans": scans,
+            "seconds": seconds,
         }),
     );
     Ok(())

@@ -187,6 +187,14 @@ fn sql_reads_statements_from_a_file_and_stdin() {
         out.contains("GEOMETRY(3857)") && out.contains("GEOMETRY(0)"),
         "{out}"
     );
+    // --timing prints one run time per statement; --json always carries it.
+    let timed = env
+        .run(&["sql", "--timing", "SELECT 1;\nSELECT 2;"])
+        .ok()
+        .stdout;
+    assert_eq!(timed.matches("Run Time: ").count(), 2, "{timed}");
+    let j = env.run(&["--json", "sql", "SELECT 1"]).ok().json();
+    assert!(j["seconds"].as_f64().is_some_and(|s| s >= 0.0), "{j}");
     // One bad statement in the input: nothing runs, not even the good one before it.
     std::fs::write(
         &file,

@@ -163,9 +163,12 @@ pub struct StatementOutput {
     /// What each geoberg table scan of the statement read and skipped (files, row groups,
     /// bytes, and why), in plan order; empty for statements that scan no geoberg table.
     pub scans: Vec<ScanReport>,
+    /// Wall time from the statement's start to its last result row (parsing the whole input
+    /// beforehand not included).
+    pub elapsed: std::time::Duration,
 }
 
-/// What one scan of a geoberg table planned to read, and the time the statement took.
+/// What one scan of a geoberg table planned to read and to skip.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanReport {
     /// `namespace.table`.
@@ -300,7 +303,9 @@ impl Session {
         }
         let mut out = Vec::with_capacity(routed.len());
         for (statement, r) in routed {
+            let start = std::time::Instant::now();
             let result = self.run(&statement, r).await;
+            let elapsed = start.elapsed();
             let mut notices = self.provider.take_notices();
             let (batches, more, scans) = result?;
             notices.extend(more);
@@ -309,6 +314,7 @@ impl Session {
                 batches,
                 notices,
                 scans,
+                elapsed,
             });
         }
         Ok(out)
