@@ -4,6 +4,7 @@ same Parquet files (issue 26).
     spatial_join.py bench <geoberg> [--scale 1] [--zones 100000] [--runs 3] [--timeout 300]
                           [--queries q4,q6,...] [--work DIR]
     spatial_join.py engine <duckdb|sedonadb> <data> <query> <runs>
+    spatial_join.py sql <geoberg|duckdb|sedonadb> <query>   print a query as that engine runs it
 
 Data: SpatialBench's own generator (`spatialbench-cli`, PyPI) writes the trips (6 M at scale 1,
 in 16 Parquet parts) and buildings (20 k at scale 1); its zone table is a download of Overture
@@ -307,7 +308,7 @@ def join_skips(geoberg, wh, query):
     out = subprocess.run([geoberg, "--warehouse", wh, "sql", "EXPLAIN ANALYZE " + sql_for("geoberg", query)],
                          check=True, capture_output=True, text=True).stdout
     skipped = sum(int(n) for n in re.findall(r"files_skipped_by_join=(\d+)", out))
-    pairs = re.findall(r"file pairs[^,\]\n]*", out)
+    pairs = re.findall(r"file_pairs=\d+ of \d+", out)
     return skipped, pairs
 
 
@@ -387,6 +388,9 @@ def bench(args):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "engine":
         engine(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "sql":
+        print(sql_for(sys.argv[2], sys.argv[3]))
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="mode", required=True)
