@@ -1155,12 +1155,13 @@ fn seed_004_update_delete_and_merge_run_as_written() {
         .map(Result::unwrap)
         .collect();
     let counts: Vec<&serde_json::Value> = docs.iter().map(|d| &d["rows"][0]).collect();
-    // The change read the one data file the id bounds cannot rule out.
+    // The change read the one data file the id bounds cannot rule out: copy-on-write kept
+    // ids 2 and 4 in one file and wrote the updated 1 and 3 to another.
     assert!(
         docs[4]["notices"][0]
             .as_str()
             .unwrap()
-            .contains("1 of 1 files scanned"),
+            .contains("1 of 2 files scanned"),
         "{out}"
     );
     assert_eq!(counts.len(), 7, "{out}");

@@ -101,6 +101,7 @@ mod target_schema;
 mod writer;
 
 pub use columns::GeoColumns;
+pub use dictionary::distinct_columns;
 pub use error::RewriteError;
 pub use execute::{RewriteOutcome, RewriteResult, execute, execute_tasks};
 /// File, partition and curve bounds, and the curve: the CRS crate's types, re-exported so that

@@ -266,6 +266,62 @@ fn update_keeps_row_ids_and_sets_a_new_sequence_number() {
     }
 }
 
+/// Each live data file's ids in file order, with its sort order id.
+fn ids_per_file(t: &Table) -> Vec<(Vec<i64>, Option<i32>)> {
+    t.data_files()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let (batches, _) = t.scan().files([f.file_path()]).execute().unwrap();
+            (ids_of(&batches), f.sort_order_id())
+        })
+        .collect()
+}
+
+/// Whether `part` is `whole` with some values left out, the rest in the same order.
+fn is_subsequence(part: &[i64], whole: &[i64]) -> bool {
+    let mut rest = whole.iter();
+    part.iter().all(|p| rest.any(|w| w == p))
+}
+
+#[test]
+fn copy_on_write_rewrites_each_file_on_its_own_keeping_its_row_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = sqlite_catalog(dir.path());
+    let mut model = Model::new();
+    // Three appended files in id order, then one sorted by the declared order `id DESC`.
+    let t = fill(table(catalog, "t", 3, false), &mut model, 3, 40, false);
+    let mut t = t
+        .set_properties([(geoberg_table::SORT_ORDER_PROPERTY, "id DESC")])
+        .unwrap();
+    let batch = points_batch(120..160, |i| (x_of(i), 0.0));
+    model.extend((120..160).map(|i| (i, (format!("row{i}"), x_of(i)))));
+    t = t.append(&[batch]).unwrap().0;
+    for (x0, x1) in [(-10.0, 10.0), (20.0, 30.0)] {
+        let before = ids_per_file(&t);
+        let (next, report) = t
+            .delete(window_filter(x0, x1))
+            .mode(RowChangeMode::CopyOnWrite)
+            .execute()
+            .unwrap();
+        t = next;
+        model.retain(|_, (_, x)| !(x0..=x1).contains(x));
+        assert_eq!(contents(&t), model);
+        let after = ids_per_file(&t);
+        assert_eq!(after.len(), before.len(), "one file per file: {report}");
+        for (ids, sort_order) in &after {
+            assert!(
+                before
+                    .iter()
+                    .any(|(old, old_order)| old_order == sort_order && is_subsequence(ids, old)),
+                "{ids:?} ({sort_order:?}) is one earlier file's rows in their order: {before:?}"
+            );
+        }
+        let sorted = after.iter().filter(|(_, o)| o.is_some()).count();
+        assert_eq!(sorted, 1, "the sorted file keeps its sort order id");
+    }
+}
+
 #[test]
 fn a_spatial_index_after_merge_on_read_deletes_keeps_them_deleted() {
     for version in [3u8, 2] {

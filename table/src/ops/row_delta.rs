@@ -1,8 +1,8 @@
 //! Row-level changes (spec: "Row-level Deletes"; Iceberg Java's `RowDelta` and
 //! `OverwriteFiles`): some rows of some data files go, some rows come (updated or inserted), and
 //! the whole change is one snapshot, written
-//! - copy-on-write: each affected data file is rewritten without its deleted rows (an
-//!   `overwrite` snapshot replaces it; v3 rows keep their `_row_id`), or
+//! - copy-on-write: each affected data file is rewritten on its own without its deleted rows,
+//!   in their order (an `overwrite` snapshot replaces it; v3 rows keep their `_row_id`), or
 //! - merge-on-read: v3 writes one deletion vector per affected file (merged with the one it had,
 //!   which is removed), v2 a position delete file per partition; new rows are appended.
 //!
@@ -20,6 +20,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use geoberg_puffin::DeletionVector;
 use iceberg::spec::{DataFile, FormatVersion, Operation};
+use rayon::prelude::*;
 
 use crate::deletes::{DeleteFileWriter, DeleteIndex, FileDeletes, read_vector};
 use crate::error::{Error, Result};
@@ -30,7 +31,7 @@ use crate::snapshot::{
     CommitFailure, ReadSet, SnapshotOperation, SnapshotProducer, commit_with_retry, validate_since,
 };
 use crate::table::Table;
-use crate::write::write_data_files_with_lineage;
+use crate::write::{write_data_files_in_order, write_data_files_with_lineage};
 
 /// What a row-level change did.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,32 +251,14 @@ impl<'a> RowDelta<'a> {
                 .filter_map(|p| Some((p.clone(), lineage.get(p)?.first_row_id)))
                 .collect();
         }
-        let mut new_rows = std::mem::take(&mut self.added);
+        let new_rows = std::mem::take(&mut self.added);
         let result = (|| -> Result<()> {
             match mode {
                 RowChangeMode::CopyOnWrite => {
-                    // The kept rows of each affected file, with their lineage, join the new rows.
-                    let kept = table
-                        .scan()
-                        .files(self.deleted.keys().cloned())
-                        .with_file_position(true)
-                        .with_row_lineage(v3)
-                        .execute()?
-                        .0;
-                    for batch in kept {
-                        let (files, positions) = file_positions(&batch)?;
-                        let keep: BooleanArray = (0..batch.num_rows())
-                            .map(|r| {
-                                let gone = self
-                                    .deleted
-                                    .get(files.value(r))
-                                    .is_some_and(|d| d.contains(positions[r]));
-                                Some(!gone)
-                            })
-                            .collect();
-                        let batch = arrow_select::filter::filter_record_batch(&batch, &keep)?;
-                        new_rows.push(labelled(table, &without_position(&batch)?)?);
-                    }
+                    op.added_data = rewrite_without(table, &self.deleted, &entries, v3)?
+                        .into_iter()
+                        .map(|f| (spec_id, f))
+                        .collect();
                     op.removed_files = self.deleted.keys().cloned().collect();
                     for path in self.deleted.keys() {
                         for d in deletes.vectors_of(path) {
@@ -325,7 +308,8 @@ impl<'a> RowDelta<'a> {
                 }
             }
             let added = write_data_files_with_lineage(table, &new_rows)?;
-            op.added_data = added.into_iter().map(|f| (spec_id, f)).collect();
+            op.added_data
+                .extend(added.into_iter().map(|f| (spec_id, f)));
             Ok(())
         })();
         let mut written = writer.written.clone();
@@ -366,6 +350,71 @@ impl<'a> RowDelta<'a> {
                 Err(e)
             }
             Err(CommitFailure::Unknown(e)) => Err(e),
+        }
+    }
+}
+
+/// Copy-on-write: each data file in `deleted` rewritten without the rows deleted from it
+/// (and those its delete files had already removed), its rows kept in their order (so a
+/// clustered file stays as tight as it was, and keeps its sort order id), with their row
+/// lineage on v3. Files are rewritten one at a time per core, each streamed from its own read,
+/// so memory follows the largest file rather than the whole change. On failure nothing written
+/// is left behind.
+fn rewrite_without(
+    table: &Table,
+    deleted: &BTreeMap<String, DeletionVector>,
+    entries: &HashMap<String, DataFile>,
+    lineage: bool,
+) -> Result<Vec<DataFile>> {
+    let scan = table
+        .scan()
+        .files(deleted.keys().cloned())
+        .with_row_lineage(lineage);
+    let (tasks, _) = scan.plan_tasks()?;
+    if tasks.len() != deleted.len() {
+        return Err(Error::RewriteConflict {
+            table: table.ident().to_string(),
+            reason: format!(
+                "{} of the {} data files to rewrite are not in the table's current version",
+                deleted.len() - tasks.len(),
+                deleted.len()
+            ),
+        });
+    }
+    let rewritten: Vec<Result<Vec<DataFile>>> = tasks
+        .into_par_iter()
+        .map(|mut task| {
+            let mut gone = deleted[task.path()].clone();
+            if let Some(before) = &task.deleted {
+                gone.union_with(before);
+            }
+            task.deleted = Some(gone);
+            let kept = scan
+                .read_task(&task)?
+                .iter()
+                .map(|b| labelled(table, b))
+                .collect::<Result<Vec<_>>>()?;
+            let sort_order_id = entries[task.path()].sort_order_id();
+            write_data_files_in_order(table, &kept, sort_order_id)
+        })
+        .collect();
+    let mut written = Vec::new();
+    let mut failure = None;
+    for r in rewritten {
+        match r {
+            Ok(files) => written.extend(files),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    match failure {
+        None => Ok(written),
+        Some(e) => {
+            for f in &written {
+                let _ = table.storage().delete(f.file_path());
+            }
+            Err(e)
         }
     }
 }

@@ -39,6 +39,8 @@ enum Sorting {
     TableOrder,
     /// As given, each batch ending a row group (an import keeps its source's row groups).
     RowGroupPerBatch,
+    /// As given, recording this sort order id (the order the rows already have).
+    AsGiven(Option<i32>),
     /// By this order, each partition's rows sorted together and split into files of at most
     /// this many rows (so that the files hold consecutive ranges of the order).
     By(FileSorter, usize),
@@ -53,6 +55,23 @@ pub(crate) fn write_data_files_keeping_row_groups(
     batches: &[RecordBatch],
 ) -> Result<Vec<DataFile>> {
     write_files(table, batches, false, Sorting::RowGroupPerBatch)
+}
+
+/// Writes rows that keep their v3 row lineage (like [`write_data_files_with_lineage`]) in the
+/// order given, one file per partition, neither sorted nor cut along a clustered layout: what
+/// copy-on-write needs to rewrite one data file without some of its rows. `sort_order_id` is
+/// recorded on the files (the order the rows were already in).
+pub(crate) fn write_data_files_in_order(
+    table: &Table,
+    batches: &[RecordBatch],
+    sort_order_id: Option<i32>,
+) -> Result<Vec<DataFile>> {
+    write_files(
+        table,
+        batches,
+        has_lineage(table),
+        Sorting::AsGiven(sort_order_id),
+    )
 }
 
 /// [`write_data_files`] for rows that keep their v3 row lineage: the batches' `_row_id` and
@@ -119,7 +138,7 @@ fn write_files(
     let mut writer = DataFileWriter::new(table, &aligner)?;
     let (sorter, rows_per_file) = match sorting {
         Sorting::TableOrder => (FileSorter::of(table)?, usize::MAX),
-        Sorting::RowGroupPerBatch => (None, usize::MAX),
+        Sorting::RowGroupPerBatch | Sorting::AsGiven(_) => (None, usize::MAX),
         Sorting::By(ref order, rows) => (Some(order.clone()), rows),
     };
     let cluster = match (&sorting, &sorter) {
@@ -127,7 +146,10 @@ fn write_files(
         _ => None,
     };
     let row_group_per_batch = matches!(sorting, Sorting::RowGroupPerBatch) && cluster.is_none();
-    writer.sort_order_id = sorter.as_ref().and_then(|s| s.sort_order_id(table));
+    writer.sort_order_id = match sorting {
+        Sorting::AsGiven(id) => id,
+        _ => sorter.as_ref().and_then(|s| s.sort_order_id(table)),
+    };
     let mut written = Vec::with_capacity(groups.len());
     for (partition, batches) in groups {
         let files = match (&sorter, &cluster) {
