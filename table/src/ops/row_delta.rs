@@ -357,9 +357,9 @@ impl<'a> RowDelta<'a> {
 /// Copy-on-write: each data file in `deleted` rewritten without the rows deleted from it
 /// (and those its delete files had already removed), its rows kept in their order (so a
 /// clustered file stays as tight as it was, and keeps its sort order id), with their row
-/// lineage on v3. Files are rewritten one at a time per core, each streamed from its own read,
-/// so memory follows the largest file rather than the whole change. On failure nothing written
-/// is left behind.
+/// lineage on v3. Files are rewritten one at a time per core, each read whole and written
+/// back, so memory follows the cores times the largest file rather than the whole change. On
+/// failure nothing written is left behind.
 fn rewrite_without(
     table: &Table,
     deleted: &BTreeMap<String, DeletionVector>,
