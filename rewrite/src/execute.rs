@@ -2,11 +2,11 @@
 //! budget), sort each chunk and write rolled Parquet files.
 
 use std::io;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
-use arrow_array::{BooleanArray, RecordBatch, UInt32Array, UInt64Array};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{BooleanArray, RecordBatch, UInt32Array};
+use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 use arrow_select::interleave::interleave_record_batch;
 use arrow_select::take::take_record_batch;
@@ -19,7 +19,7 @@ use crate::keys::key_rows;
 use crate::lineage::{Layout, ROW_ID_COLUMN, output_schemas};
 use crate::row_order::{BoundOrder, ROW_BITS, RowOrder};
 use crate::source::{Source, same_columns};
-use crate::spill::{Piece, Router};
+use crate::spill::{ChunkRows, Keyed, Router};
 use crate::storage::RewriteStorage;
 use crate::writer::{RollingWriter, WriterConfig};
 use crate::{InputFile, OutputFile, RewriteError, RewriteOptions, RewritePlan, RowClass};
@@ -48,10 +48,11 @@ pub struct RewriteOutcome {
     pub rewritten: Vec<InputFile>,
     /// The procedure's counts.
     pub result: RewriteResult,
-    /// Bytes that went through spill runs (0 when everything fit in the budget).
+    /// Bytes written to spill files, IPC-encoded (0 when everything fit in the budget).
     pub spilled_bytes: u64,
     /// The most bytes of routed rows held in memory at once while the inputs were read (the
-    /// Arrow memory size of the buffered pieces, the largest over partitions). The router spills
+    /// Arrow memory size of the buffered batches and their keys, the largest over partitions).
+    /// The router spills
     /// before it would pass the budget's routing share (`max_memory_bytes` less what the chunks
     /// being written may read back), so this never exceeds `max_memory_bytes`. Not counted: the
     /// chunk being sorted and written (sized by the plan from samples) and reader/writer buffers.
@@ -233,8 +234,6 @@ fn class_index(c: RowClass) -> usize {
     }
 }
 
-const KEY_COLUMN: &str = "__geoberg_hilbert_key";
-
 fn run_partition(
     plan: &RewritePlan,
     partition: usize,
@@ -350,10 +349,6 @@ fn run_partition(
             / options.target_file_size_bytes as f64) as u64,
         plain_columns: plain,
     };
-    let mut routed_fields: Vec<Arc<Field>> = arrow_schema.fields().iter().cloned().collect();
-    routed_fields.push(Arc::new(Field::new(KEY_COLUMN, DataType::UInt64, false)));
-    let routed_schema = Arc::new(Schema::new(routed_fields));
-
     let spill_parent = options.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
     let spill_dir = tempfile::Builder::new()
         .prefix("geoberg-rewrite-")
@@ -369,6 +364,7 @@ fn run_partition(
         routing.slots.len(),
         routing_memory_limit(options) as usize,
         spill_dir.path().to_path_buf(),
+        arrow_schema.clone(),
     );
 
     // Pass 1: route.
@@ -443,7 +439,6 @@ fn run_partition(
                 part.oversize,
                 &routing,
                 &router,
-                &routed_schema,
                 &curve,
                 column,
                 path,
@@ -455,6 +450,7 @@ fn run_partition(
         }
         Ok::<(), RewriteError>(())
     })?;
+    router.seal();
 
     // Pass 2: per task, sort each chunk and write.
     let concurrency = options
@@ -516,15 +512,6 @@ enum RowKeys {
     Prefix(Vec<u64>),
 }
 
-impl RowKeys {
-    fn keys(&self) -> &[u64] {
-        match self {
-            RowKeys::Hilbert(k) => &k.keys,
-            RowKeys::Prefix(k) => k,
-        }
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn route_batch(
     batch: &RecordBatch,
@@ -534,7 +521,6 @@ fn route_batch(
     oversize: Option<crate::OversizeRule>,
     routing: &Routing,
     router: &Router,
-    routed_schema: &Arc<Schema>,
     curve: &geoberg_hilbert::HilbertCurve,
     column: &str,
     path: &str,
@@ -569,16 +555,13 @@ fn route_batch(
         }
         RowKeys::Prefix(_) => Vec::new(),
     };
-    let n_slots = routing.slots.len();
-    let mut slot_of = vec![u32::MAX; n];
-    let mut counts = vec![0u32; n_slots + 1];
-    for (i, s) in slot_of.iter_mut().enumerate() {
+    let mut slots = vec![u32::MAX; n];
+    for (i, s) in slots.iter_mut().enumerate() {
         let keyed = match &keyed {
             RowKeys::Hilbert(k) => k,
             RowKeys::Prefix(keys) => {
                 if let Some(slot) = routing.slot(RowClass::Regular, keys[i]) {
                     *s = slot as u32;
-                    counts[slot] += 1;
                 }
                 continue;
             }
@@ -599,45 +582,47 @@ fn route_batch(
         };
         if let Some(slot) = routing.slot(class, keyed.keys[i]) {
             *s = slot as u32;
-            counts[slot] += 1;
         }
     }
-    // Counting sort of row indices by slot (stable: rows keep file order).
+    let keys = match keyed {
+        RowKeys::Hilbert(k) => k.keys,
+        RowKeys::Prefix(k) => k,
+    };
+    // Counting sort of row indices by slot (stable: rows keep input order), then each slot's
+    // rows by key (stable), so that one `take` groups the batch by slot in key order.
+    let n_slots = routing.slots.len();
     let mut offsets = vec![0u32; n_slots + 1];
-    for s in 0..n_slots {
-        offsets[s + 1] = offsets[s] + counts[s];
-    }
-    let mut order = vec![0u32; offsets[n_slots] as usize];
-    let mut fill = offsets.clone();
-    for (i, &s) in slot_of.iter().enumerate() {
+    for &s in &slots {
         if s != u32::MAX {
-            order[fill[s as usize] as usize] = i as u32;
+            offsets[s as usize + 1] += 1;
+        }
+    }
+    for s in 0..n_slots {
+        offsets[s + 1] += offsets[s];
+    }
+    let mut rows = vec![0u32; offsets[n_slots] as usize];
+    let mut fill = offsets.clone();
+    for (i, &s) in slots.iter().enumerate() {
+        if s != u32::MAX {
+            rows[fill[s as usize] as usize] = i as u32;
             fill[s as usize] += 1;
         }
     }
-    let keys = keyed.keys();
-    let seq = (input << ROW_BITS) | row0;
     for s in 0..n_slots {
         let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
-        if a == b {
-            continue;
+        if b - a > 1 {
+            rows[a..b].sort_by_key(|&r| keys[r as usize]);
         }
-        // Rows of a piece in key order (stable: equal keys keep row order), so that writing
-        // reads each piece front to back instead of gathering at random.
-        let rows = &mut order[a..b];
-        rows.sort_by_key(|&r| keys[r as usize]);
-        let rows = &*rows;
-        let idx = UInt32Array::from(rows.to_vec());
-        let picked =
-            take_record_batch(batch, &idx).map_err(|e| RewriteError::arrow("routing rows", e))?;
-        let keys = UInt64Array::from_iter_values(rows.iter().map(|&r| keys[r as usize]));
-        let mut columns = picked.columns().to_vec();
-        columns.push(Arc::new(keys));
-        let batch = RecordBatch::try_new(routed_schema.clone(), columns)
-            .map_err(|e| RewriteError::arrow("routing rows", e))?;
-        router.push(s, Piece { seq, batch })?;
     }
-    Ok(())
+    let taken = take_record_batch(batch, &UInt32Array::from(rows.clone()))
+        .map_err(|e| RewriteError::arrow("routing rows", e))?;
+    router.push(Keyed {
+        seq: (input << ROW_BITS) | row0,
+        batch: taken,
+        keys: rows.iter().map(|&r| keys[r as usize]).collect(),
+        rows,
+        offsets,
+    })
 }
 
 fn write_task(
@@ -678,39 +663,13 @@ fn write_task(
         Ok((path, file))
     });
     for &slot in slots {
-        let mut pieces = router.take(slot)?;
-        if pieces.is_empty() {
+        let ChunkRows {
+            batches: data,
+            order,
+        } = router.take(slot)?;
+        if order.is_empty() {
             continue;
         }
-        // Pieces in sequence order, rows of a piece in (key, sequence) order: sorting on
-        // (key, piece, row) is sorting on (key, sequence). Each piece is a sorted run, which
-        // the stable sort merges.
-        pieces.sort_unstable_by_key(|p| p.seq);
-        let key_column = config.arrow_schema.fields().len();
-        let mut order: Vec<(u64, u64)> =
-            Vec::with_capacity(pieces.iter().map(|p| p.batch.num_rows()).sum());
-        let mut data = Vec::with_capacity(pieces.len());
-        for (i, p) in pieces.into_iter().enumerate() {
-            let keys = p
-                .batch
-                .column(key_column)
-                .as_any()
-                .downcast_ref::<UInt64Array>()
-                .expect("routed batches end with the key column");
-            order.extend(
-                keys.values()
-                    .iter()
-                    .enumerate()
-                    .map(|(row, &k)| (k, ((i as u64) << 32) | row as u64)),
-            );
-            let mut columns = p.batch.columns().to_vec();
-            columns.truncate(key_column);
-            data.push(
-                RecordBatch::try_new(config.arrow_schema.clone(), columns)
-                    .map_err(|e| RewriteError::arrow("restoring the input schema", e))?,
-            );
-        }
-        order.sort();
         let data: Vec<&RecordBatch> = data.iter().collect();
         if let Some(bound) = refine.as_ref() {
             // Rows that share a prefix key are ordered by the full sort order: the chunk is

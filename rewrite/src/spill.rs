@@ -1,219 +1,518 @@
-//! Per-chunk row buffers that spill to Arrow IPC runs when the memory budget is reached.
+//! Routed rows held within the memory budget: a buffer of keyed input batches that, when full,
+//! is sorted by (chunk, key, sequence) and spilled as one sorted segment per chunk.
+//!
+//! An earlier router cut every input batch into one piece per chunk and spilled pieces one by
+//! one. Past about 10× the budget the plan has hundreds of chunks, so a 32 k-row batch became
+//! pieces of ~30 rows, and per-piece costs (a `take`, an IPC message, a decode, the allocations)
+//! dominated: 3 µs of CPU per row at 150× the budget against 1.15 µs in memory
+//! (`rewrite_2m --rows 16000000 --memory 16777216`, BENCHMARKS.md). Sorting the whole buffer at
+//! once makes a chunk's spilled segment the buffer's share of that chunk, hundreds of times
+//! larger than a piece, and rows that never spill are gathered once, straight into the output.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt64Array};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::interleave::interleave_record_batch;
 
 use crate::RewriteError;
 
-/// Write buffer of one spill run. Every chunk that spills keeps one open until it is written, so
-/// this is kept small: with hundreds of chunks, 1 MiB buffers would outgrow the budget.
-const SPILL_BUFFER_BYTES: usize = 64 * 1024;
+/// Most rows of one spilled message: a chunk's segment is written in messages of this size so
+/// that encoding it never needs much more memory than the segment's own rows.
+const SEGMENT_ROWS: usize = 64 * 1024;
 
-/// Rows of one input batch routed to one chunk, in input order. `seq` is the tie-break sequence
-/// of the batch's first row: pieces of a chunk come from distinct batches, so ordering them by
-/// `seq` and their rows by position orders every row by its sequence.
-pub(crate) struct Piece {
+/// One routed input batch: its routed rows grouped by chunk slot and, within a slot, in key
+/// order (one `take` of the whole batch), with each row's key and its position in the input
+/// batch. Row `i` has the sequence `seq + rows[i]`; sequences of different batches never
+/// overlap, so they order ties between equal keys as the input does.
+pub(crate) struct Keyed {
     pub seq: u64,
     pub batch: RecordBatch,
+    pub keys: Vec<u64>,
+    pub rows: Vec<u32>,
+    /// Slot `s` holds rows `offsets[s]..offsets[s + 1]`.
+    pub offsets: Vec<u32>,
 }
 
-struct SpillRun {
-    path: PathBuf,
-    writer: StreamWriter<BufWriter<File>>,
-    /// `seq` of each spilled piece, in the order the run holds them.
-    seqs: Vec<u64>,
+impl Keyed {
+    /// The rows of slots below `slot`, copied so that the rest can be freed (`None` when there
+    /// are none).
+    fn prefix(self, slot: usize) -> Result<Option<Keyed>, RewriteError> {
+        let n = self.offsets[slot] as usize;
+        if n == 0 {
+            return Ok(None);
+        }
+        if n == self.keys.len() {
+            return Ok(Some(self));
+        }
+        let indices = arrow_array::UInt32Array::from_iter_values(0..n as u32);
+        let batch = arrow_select::take::take_record_batch(&self.batch, &indices)
+            .map_err(|e| RewriteError::arrow("keeping rows in memory", e))?;
+        let mut offsets = self.offsets;
+        for o in &mut offsets[slot..] {
+            *o = n as u32;
+        }
+        let (mut keys, mut rows) = (self.keys, self.rows);
+        keys.truncate(n);
+        keys.shrink_to_fit();
+        rows.truncate(n);
+        rows.shrink_to_fit();
+        Ok(Some(Keyed {
+            seq: self.seq,
+            batch,
+            keys,
+            rows,
+            offsets,
+        }))
+    }
+
+    fn bytes(&self) -> usize {
+        self.batch.get_array_memory_size() + self.keys.len() * 12 + self.offsets.len() * 4
+    }
+
+    /// `(key, sequence, batch << 32 | row)` of the rows of `slot`, with `batch` as this
+    /// batch's index.
+    fn entries(&self, slot: usize, batch: usize) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        let (a, b) = (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
+        (a..b).map(move |i| {
+            (
+                self.keys[i],
+                self.seq + u64::from(self.rows[i]),
+                at(batch, i),
+            )
+        })
+    }
+
+    fn slot_len(&self, slot: usize) -> usize {
+        (self.offsets[slot + 1] - self.offsets[slot]) as usize
+    }
+}
+
+/// The rows of one chunk, ready to gather: source batches (data columns only) and the rows in
+/// (key, sequence) order as `(key, batch << 32 | row)`.
+pub(crate) struct ChunkRows {
+    pub batches: Vec<RecordBatch>,
+    pub order: Vec<(u64, u64)>,
+}
+
+/// Where `at` points: batch index in the high 32 bits, row in the low.
+#[inline]
+fn at(batch: usize, row: usize) -> u64 {
+    ((batch as u64) << 32) | row as u64
+}
+
+#[inline]
+fn split(at: u64) -> (usize, usize) {
+    ((at >> 32) as usize, (at & u64::from(u32::MAX)) as usize)
 }
 
 #[derive(Default)]
-struct Slot {
-    pieces: Vec<Piece>,
-    run: Option<SpillRun>,
+struct Buffer {
+    rows: Vec<Keyed>,
+    /// Bytes of `rows`, and of the job's rows while a spill runs.
+    bytes: usize,
+    /// The spill under way; nothing is buffered until it ends.
+    job: Option<Arc<SpillJob>>,
+    /// The spilled job's rows are being freed and its kept rows copied; nothing is buffered
+    /// until that ends.
+    compacting: bool,
+    /// Spills started so far.
+    spills: usize,
 }
 
-/// Rows routed to sort chunks. Buffered bytes never exceed `limit`: a piece is buffered only
-/// once there is room for it (buffers are spilled to their chunks' runs to make room, and a piece
-/// that still does not fit goes straight to its run), so memory is bounded by the budget and not
-/// by the table, whatever the batch sizes.
+/// The spill of a full buffer's highest slots, shared by every thread that needs room: each
+/// takes the next slot until none is left.
+struct SpillJob {
+    rows: Vec<Keyed>,
+    /// Slots `first..` are spilled; the rows of lower slots stay in memory.
+    first: usize,
+    next: AtomicUsize,
+    /// Slots not written yet.
+    pending: AtomicUsize,
+    error: Mutex<Option<RewriteError>>,
+}
+
+/// The spill file of one slot: one IPC stream, encoded in memory a message at a time and
+/// appended to the file with one write per message.
+struct SlotFile {
+    path: PathBuf,
+    file: File,
+    encoder: StreamWriter<Vec<u8>>,
+}
+
+/// Routed rows of one partition, at most `limit` bytes of them in memory (a batch of more than
+/// half the limit is spilled on its own). When the buffer is full for the first time, its
+/// highest slots, holding at least half of its bytes, are spilled, and the rows of the lower
+/// slots are kept: chunks are written in slot order, so the first ones are written from memory
+/// and freed before the spilled ones are read back. Every later spill takes the whole buffer.
 ///
-/// Chunks are written in slot order, so the buffers spilled are those of the highest slots: the
-/// first chunks stay in memory and are written (and freed) before the spilled ones are read back.
+/// Spilling runs on the threads that push, not through rayon: a rayon wait inside a pass-1 job
+/// could steal another pass-1 job and push from within a spill. Threads that find no room help
+/// the spill under way, slot by slot.
 pub(crate) struct Router {
-    slots: Vec<Mutex<Slot>>,
-    slot_bytes: Vec<AtomicUsize>,
-    buffered: AtomicUsize,
+    data_schema: SchemaRef,
+    spill_schema: SchemaRef,
+    buffer: Mutex<Buffer>,
+    /// Signalled when a spill ends and its room is free.
+    room: Condvar,
     limit: usize,
-    /// Buffers smaller than this are spilled only when no larger one is left, so that a spill is
-    /// never a trickle of tiny IPC messages.
-    min_spill: usize,
+    slot_files: Vec<Mutex<Option<SlotFile>>>,
+    /// Rows still in memory after routing (`seal`).
+    sealed: Mutex<Arc<Vec<Keyed>>>,
     dir: PathBuf,
     spilled_bytes: AtomicU64,
-    /// High-water mark of `buffered`.
+    /// High-water mark of buffered plus spilling bytes.
     peak: AtomicUsize,
 }
 
+/// Column names of a spilled segment's key and sequence, after the data columns.
+const KEY_COLUMN: &str = "__geoberg_key";
+const SEQ_COLUMN: &str = "__geoberg_seq";
+
 impl Router {
-    pub fn new(slots: usize, limit: usize, dir: PathBuf) -> Router {
+    /// A router for `slots` chunks of rows with `data_schema`, holding at most `limit` bytes and
+    /// spilling into `dir`.
+    pub fn new(slots: usize, limit: usize, dir: PathBuf, data_schema: SchemaRef) -> Router {
+        let mut fields: Vec<Arc<Field>> = data_schema.fields().iter().cloned().collect();
+        fields.push(Arc::new(Field::new(KEY_COLUMN, DataType::UInt64, false)));
+        fields.push(Arc::new(Field::new(SEQ_COLUMN, DataType::UInt64, false)));
         Router {
-            slots: (0..slots).map(|_| Mutex::default()).collect(),
-            slot_bytes: (0..slots).map(|_| AtomicUsize::new(0)).collect(),
-            buffered: AtomicUsize::new(0),
+            spill_schema: Arc::new(Schema::new(fields)),
+            data_schema,
+            buffer: Mutex::default(),
+            room: Condvar::new(),
             limit,
-            min_spill: (limit / (4 * slots.max(1))).max(1 << 20),
+            slot_files: (0..slots).map(|_| Mutex::new(None)).collect(),
+            sealed: Mutex::default(),
             dir,
             spilled_bytes: AtomicU64::new(0),
             peak: AtomicUsize::new(0),
         }
     }
 
-    /// The most bytes buffered at any one time so far (Arrow memory size of the buffered
-    /// pieces); at most the limit.
+    /// The most bytes held in memory at any one time while routing (Arrow memory size of the
+    /// buffered batches plus their keys); at most the limit unless one batch exceeded it.
     pub fn peak_buffered_bytes(&self) -> u64 {
         self.peak.load(Ordering::Relaxed) as u64
     }
 
-    /// Bytes written to spill runs so far.
+    /// Bytes written to spill files so far (IPC-encoded).
     pub fn spilled_bytes(&self) -> u64 {
         self.spilled_bytes.load(Ordering::Relaxed)
     }
 
-    /// Adds a piece to `slot`. Room for it is reserved first, spilling buffers until it fits;
-    /// when nothing is left to spill (the piece alone exceeds the limit, or the rest is other
-    /// threads' reservations), the piece is written to its run instead of buffered.
-    pub fn push(&self, slot: usize, piece: Piece) -> Result<(), RewriteError> {
-        let bytes = piece.batch.get_array_memory_size();
+    /// Buffers a keyed batch, spilling (or helping the spill under way) until there is room.
+    pub fn push(&self, keyed: Keyed) -> Result<(), RewriteError> {
+        if keyed.keys.is_empty() {
+            return Ok(());
+        }
+        let bytes = keyed.bytes();
+        if bytes > self.limit / 2 {
+            let job = SpillJob::new(vec![keyed], 0, self.slot_files.len());
+            self.work(&job);
+            return job
+                .error
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .map_or(Ok(()), Err);
+        }
+        let mut buffer = self.lock_buffer();
         loop {
-            let now = self.buffered.load(Ordering::Relaxed);
-            if now + bytes <= self.limit {
-                if self
-                    .buffered
-                    .compare_exchange_weak(now, now + bytes, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    self.peak.fetch_max(now + bytes, Ordering::Relaxed);
-                    break;
+            if let Some(job) = buffer.job.clone() {
+                drop(buffer);
+                self.work(&job);
+                let id = Arc::as_ptr(&job);
+                drop(job);
+                buffer = self.lock_buffer();
+                while buffer.job.as_ref().is_some_and(|j| Arc::as_ptr(j) == id) {
+                    buffer = self.room.wait(buffer).unwrap_or_else(|e| e.into_inner());
                 }
                 continue;
             }
-            match self.victim() {
-                Some(victim) => self.spill(victim)?,
-                None => {
-                    let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-                    return self.write_run(slot, &mut s, std::slice::from_ref(&piece));
+            if buffer.compacting {
+                buffer = self.room.wait(buffer).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            if buffer.bytes + bytes <= self.limit {
+                buffer.bytes += bytes;
+                buffer.rows.push(keyed);
+                self.peak.fetch_max(buffer.bytes, Ordering::Relaxed);
+                return Ok(());
+            }
+            let rows = std::mem::take(&mut buffer.rows);
+            // The first spill keeps the lowest slots holding up to half the buffer: when the
+            // input is a little larger than the limit, they are never spilled. Later spills
+            // take everything, so that a slot's segments stay as large as the buffer allows
+            // (keeping half each time would halve them all when the input is many times the
+            // limit).
+            let first = if buffer.spills == 0 {
+                first_spilled_slot(&rows, buffer.bytes / 2, self.slot_files.len())
+            } else {
+                0
+            };
+            buffer.spills += 1;
+            let job = Arc::new(SpillJob::new(rows, first, self.slot_files.len()));
+            buffer.job = Some(job.clone());
+            drop(buffer);
+            self.work(&job);
+            let job = self.wait_alone(job);
+            let error = job.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let kept: Result<Vec<Keyed>, RewriteError> = job
+                .rows
+                .into_iter()
+                .filter_map(|r| r.prefix(first).transpose())
+                .collect();
+            buffer = self.lock_buffer();
+            buffer.compacting = false;
+            match kept {
+                Ok(kept) => {
+                    buffer.bytes = kept.iter().map(Keyed::bytes).sum();
+                    buffer.rows = kept;
+                }
+                Err(e) => {
+                    buffer.bytes = 0;
+                    self.room.notify_all();
+                    return Err(e);
+                }
+            }
+            self.room.notify_all();
+            if let Some(e) = error {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Spills slots of `job` until none is left to take.
+    fn work(&self, job: &SpillJob) {
+        let slots = self.slot_files.len();
+        loop {
+            let slot = job.first + job.next.fetch_add(1, Ordering::AcqRel);
+            if slot >= slots {
+                return;
+            }
+            if let Err(e) = self.spill_slot(&job.rows, slot) {
+                job.error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+            }
+            if job.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let _buffer = self.lock_buffer();
+                self.room.notify_all();
+            }
+        }
+    }
+
+    /// Waits until every slot of `job` is written and no helper holds it, then owns it (the
+    /// buffer is left `compacting`).
+    fn wait_alone(&self, mut job: Arc<SpillJob>) -> SpillJob {
+        let mut buffer = self.lock_buffer();
+        while job.pending.load(Ordering::Acquire) > 0 {
+            buffer = self.room.wait(buffer).unwrap_or_else(|e| e.into_inner());
+        }
+        buffer.job = None;
+        buffer.compacting = true;
+        self.room.notify_all();
+        drop(buffer);
+        // Helpers drop their handle right after their last slot.
+        loop {
+            match Arc::try_unwrap(job) {
+                Ok(job) => return job,
+                Err(shared) => {
+                    job = shared;
+                    std::thread::yield_now();
                 }
             }
         }
-        let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-        s.pieces.push(piece);
-        self.slot_bytes[slot].fetch_add(bytes, Ordering::Relaxed);
-        Ok(())
     }
 
-    /// The highest slot holding at least `min_spill` bytes, else the largest non-empty one.
-    fn victim(&self) -> Option<usize> {
-        let bytes = |i: usize| self.slot_bytes[i].load(Ordering::Relaxed);
-        (0..self.slots.len())
-            .rev()
-            .find(|&i| bytes(i) >= self.min_spill)
-            .or_else(|| {
-                (0..self.slots.len())
-                    .max_by_key(|&i| bytes(i))
-                    .filter(|&i| bytes(i) > 0)
-            })
+    fn lock_buffer(&self) -> MutexGuard<'_, Buffer> {
+        self.buffer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn spill(&self, slot: usize) -> Result<(), RewriteError> {
-        let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-        if s.pieces.is_empty() {
+    /// Appends the rows of `slot` in `rows` to its spill file, merged in (key, sequence) order.
+    fn spill_slot(&self, rows: &[Keyed], slot: usize) -> Result<(), RewriteError> {
+        let mut entries = Vec::new();
+        for (b, r) in rows.iter().enumerate() {
+            entries.extend(r.entries(slot, b));
+        }
+        if entries.is_empty() {
             return Ok(());
         }
-        let pieces = std::mem::take(&mut s.pieces);
-        self.write_run(slot, &mut s, &pieces)?;
-        let freed: usize = pieces.iter().map(|p| p.batch.get_array_memory_size()).sum();
-        drop(pieces);
-        self.slot_bytes[slot].fetch_sub(freed, Ordering::Relaxed);
-        self.buffered.fetch_sub(freed, Ordering::Relaxed);
+        // Each batch's rows are a sorted run: the stable sort merges them, and the gather reads
+        // every batch front to back.
+        entries.sort();
+        let batches: Vec<&RecordBatch> = rows.iter().map(|r| &r.batch).collect();
+        for part in entries.chunks(SEGMENT_ROWS) {
+            let indices: Vec<(usize, usize)> = part.iter().map(|&(_, _, a)| split(a)).collect();
+            let data = interleave_record_batch(&batches, &indices)
+                .map_err(|e| RewriteError::arrow("gathering rows to spill", e))?;
+            let mut columns: Vec<ArrayRef> = data.columns().to_vec();
+            columns.push(Arc::new(UInt64Array::from_iter_values(
+                part.iter().map(|&(k, _, _)| k),
+            )));
+            columns.push(Arc::new(UInt64Array::from_iter_values(
+                part.iter().map(|&(_, s, _)| s),
+            )));
+            let segment = RecordBatch::try_new(self.spill_schema.clone(), columns)
+                .map_err(|e| RewriteError::arrow("gathering rows to spill", e))?;
+            self.append(slot, &segment)?;
+        }
         Ok(())
     }
 
-    /// Appends `pieces` to the spill run of `slot` (whose lock the caller holds as `s`).
-    fn write_run(&self, slot: usize, s: &mut Slot, pieces: &[Piece]) -> Result<(), RewriteError> {
-        let Some(first) = pieces.first() else {
-            return Ok(());
-        };
-        if s.run.is_none() {
+    /// Appends one segment to the spill file of `slot`.
+    fn append(&self, slot: usize, segment: &RecordBatch) -> Result<(), RewriteError> {
+        let mut s = self.slot_files[slot]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if s.is_none() {
             let path = self.dir.join(format!("chunk-{slot:06}.arrows"));
             let file = File::create(&path)
                 .map_err(|e| RewriteError::io("cannot create spill file", path.display(), e))?;
-            let writer = StreamWriter::try_new(
-                BufWriter::with_capacity(SPILL_BUFFER_BYTES, file),
-                &first.batch.schema(),
-            )
-            .map_err(|e| RewriteError::arrow("starting a spill run", e))?;
-            s.run = Some(SpillRun {
+            let encoder = StreamWriter::try_new(Vec::new(), &self.spill_schema)
+                .map_err(|e| RewriteError::arrow("starting a spill file", e))?;
+            *s = Some(SlotFile {
                 path,
-                writer,
-                seqs: Vec::new(),
+                file,
+                encoder,
             });
         }
-        let run = s.run.as_mut().expect("spill run was just created");
-        let mut written = 0;
-        for p in pieces {
-            run.writer
-                .write(&p.batch)
-                .map_err(|e| RewriteError::arrow("writing a spill run", e))?;
-            run.seqs.push(p.seq);
-            written += p.batch.get_array_memory_size();
-        }
+        let s = s.as_mut().expect("spill file was just created");
+        s.encoder
+            .write(segment)
+            .map_err(|e| RewriteError::arrow("encoding a spill segment", e))?;
+        self.flush_encoded(s)
+    }
+
+    /// Moves what the encoder holds to the file.
+    fn flush_encoded(&self, s: &mut SlotFile) -> Result<(), RewriteError> {
+        let bytes = std::mem::take(s.encoder.get_mut());
+        s.file
+            .write_all(&bytes)
+            .map_err(|e| RewriteError::io("cannot write spill file", s.path.display(), e))?;
         self.spilled_bytes
-            .fetch_add(written as u64, Ordering::Relaxed);
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Removes and returns every piece of `slot`: spilled ones first, then buffered ones.
-    pub fn take(&self, slot: usize) -> Result<Vec<Piece>, RewriteError> {
-        let mut s = self.slots[slot].lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = Vec::new();
-        if let Some(SpillRun {
-            path,
-            mut writer,
-            seqs,
-        }) = s.run.take()
-        {
-            writer
-                .finish()
-                .map_err(|e| RewriteError::arrow("finishing a spill run", e))?;
-            drop(writer);
-            let file = File::open(&path)
-                .map_err(|e| RewriteError::io("cannot open spill file", path.display(), e))?;
-            let mut reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
-                .map_err(|e| RewriteError::arrow("reading a spill run", e))?;
-            out.reserve(seqs.len() + s.pieces.len());
-            for seq in seqs {
-                let batch = reader
-                    .next()
-                    .ok_or_else(|| {
-                        RewriteError::io(
-                            "spill run ended early",
-                            path.display(),
-                            std::io::ErrorKind::UnexpectedEof.into(),
-                        )
-                    })?
-                    .map_err(|e| RewriteError::arrow("reading a spill run", e))?;
-                out.push(Piece { seq, batch });
-            }
-            let _ = std::fs::remove_file(&path);
+    /// Ends routing: the rows still buffered stay in memory for `take`.
+    pub fn seal(&self) {
+        let buffer = std::mem::take(&mut *self.lock_buffer());
+        *self.sealed.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(buffer.rows);
+    }
+
+    /// The rows of `slot`: its spilled segments (read back and deleted) merged with its rows
+    /// still in memory, in (key, sequence) order. Call after `seal`, once per slot.
+    pub fn take(&self, slot: usize) -> Result<ChunkRows, RewriteError> {
+        let sealed = self
+            .sealed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        let mut entries: Vec<(u64, u64, u64)> = Vec::new();
+        for r in sealed.iter().filter(|r| r.slot_len(slot) > 0) {
+            entries.extend(r.entries(slot, batches.len()));
+            batches.push(r.batch.clone());
         }
-        let pieces = std::mem::take(&mut s.pieces);
-        let bytes = self.slot_bytes[slot].swap(0, Ordering::Relaxed);
-        self.buffered.fetch_sub(bytes, Ordering::Relaxed);
-        out.extend(pieces);
+        let key_column = self.data_schema.fields().len();
+        for segment in self.read_segments(slot)? {
+            let b = batches.len();
+            let keys = u64_column(&segment, key_column);
+            let seqs = u64_column(&segment, key_column + 1);
+            entries.extend(
+                keys.values()
+                    .iter()
+                    .zip(seqs.values().iter())
+                    .enumerate()
+                    .map(|(row, (&k, &s))| (k, s, at(b, row))),
+            );
+            let mut columns = segment.columns().to_vec();
+            columns.truncate(key_column);
+            batches.push(
+                RecordBatch::try_new(self.data_schema.clone(), columns)
+                    .map_err(|e| RewriteError::arrow("restoring the input schema", e))?,
+            );
+        }
+        // Every source is a sorted run: the stable sort merges them.
+        entries.sort();
+        Ok(ChunkRows {
+            batches,
+            order: entries.into_iter().map(|(k, _, a)| (k, a)).collect(),
+        })
+    }
+
+    /// Reads back and deletes the spill file of `slot`.
+    fn read_segments(&self, slot: usize) -> Result<Vec<RecordBatch>, RewriteError> {
+        let Some(mut s) = self.slot_files[slot]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return Ok(Vec::new());
+        };
+        s.encoder
+            .finish()
+            .map_err(|e| RewriteError::arrow("finishing a spill file", e))?;
+        self.flush_encoded(&mut s)?;
+        let SlotFile { path, file, .. } = s;
+        drop(file);
+        let file = File::open(&path)
+            .map_err(|e| RewriteError::io("cannot open spill file", path.display(), e))?;
+        let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
+            .map_err(|e| RewriteError::arrow("reading a spill file", e))?;
+        let out = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RewriteError::arrow("reading a spill file", e))?;
+        let _ = std::fs::remove_file(&path);
         Ok(out)
     }
+}
+
+impl SpillJob {
+    fn new(rows: Vec<Keyed>, first: usize, slots: usize) -> SpillJob {
+        SpillJob {
+            rows,
+            first,
+            next: AtomicUsize::new(0),
+            pending: AtomicUsize::new(slots.saturating_sub(first)),
+            error: Mutex::new(None),
+        }
+    }
+}
+
+/// The lowest slot such that slots from it up hold at least `want` bytes of `rows` (each
+/// batch's bytes shared evenly by its rows).
+fn first_spilled_slot(rows: &[Keyed], want: usize, slots: usize) -> usize {
+    let per_row: Vec<f64> = rows
+        .iter()
+        .map(|r| r.bytes() as f64 / r.keys.len().max(1) as f64)
+        .collect();
+    let mut acc = 0.0;
+    for slot in (0..slots).rev() {
+        acc += rows
+            .iter()
+            .zip(&per_row)
+            .map(|(r, p)| r.slot_len(slot) as f64 * p)
+            .sum::<f64>();
+        if acc >= want as f64 {
+            return slot;
+        }
+    }
+    0
+}
+
+fn u64_column(batch: &RecordBatch, i: usize) -> &UInt64Array {
+    batch
+        .column(i)
+        .as_any()
+        .downcast_ref::<UInt64Array>()
+        .expect("spilled segments end with key and sequence columns")
 }
