@@ -1,13 +1,12 @@
-//! Routed rows held within the memory budget: a buffer of keyed input batches that, when full,
-//! is sorted by (chunk, key, sequence) and spilled as one sorted segment per chunk.
+//! Routed rows held within the memory budget. Each input batch is grouped by chunk slot with
+//! one `take` (rows of a slot in key order) and buffered whole; a full buffer is spilled one
+//! slot at a time, merging that slot's rows from every buffered batch into one sorted segment.
 //!
-//! An earlier router cut every input batch into one piece per chunk and spilled pieces one by
-//! one. Past about 10× the budget the plan has hundreds of chunks, so a 32 k-row batch became
-//! pieces of ~30 rows, and per-piece costs (a `take`, an IPC message, a decode, the allocations)
-//! dominated: 3 µs of CPU per row at 150× the budget against 1.15 µs in memory
-//! (`rewrite_2m --rows 16000000 --memory 16777216`, BENCHMARKS.md). Sorting the whole buffer at
-//! once makes a chunk's spilled segment the buffer's share of that chunk, hundreds of times
-//! larger than a piece, and rows that never spill are gathered once, straight into the output.
+//! An earlier router cut every input batch into one piece per chunk and buffered and spilled
+//! the pieces one by one. Past about 10× the budget the plan has hundreds of chunks, so a 32 k-row
+//! batch became pieces of ~30 rows, and per-piece costs (a `take`, an IPC message, its decode,
+//! the allocations) dominated. A spilled segment is now the whole buffer's share of a chunk,
+//! hundreds of times larger than a piece (BENCHMARKS.md, "rewrite").
 
 use std::fs::File;
 use std::io::{BufReader, Write};
