@@ -363,6 +363,7 @@ fn run_partition(
     let router = Router::new(
         routing.slots.len(),
         routing_memory_limit(options) as usize,
+        part.record_count,
         spill_dir.path().to_path_buf(),
         arrow_schema.clone(),
     );
@@ -617,6 +618,7 @@ fn route_batch(
     let taken = take_record_batch(batch, &UInt32Array::from(rows.clone()))
         .map_err(|e| RewriteError::arrow("routing rows", e))?;
     router.push(Keyed {
+        input_rows: n as u64,
         seq: (input << ROW_BITS) | row0,
         batch: taken,
         keys: rows.iter().map(|&r| keys[r as usize]).collect(),

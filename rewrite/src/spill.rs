@@ -31,6 +31,8 @@ const SEGMENT_ROWS: usize = 64 * 1024;
 /// batch. Row `i` has the sequence `seq + rows[i]`; sequences of different batches never
 /// overlap, so they order ties between equal keys as the input does.
 pub(crate) struct Keyed {
+    /// Input rows the batch was routed from (routed or not): the router's progress.
+    pub input_rows: u64,
     pub seq: u64,
     pub batch: RecordBatch,
     pub keys: Vec<u64>,
@@ -63,6 +65,7 @@ impl Keyed {
         rows.truncate(n);
         rows.shrink_to_fit();
         Ok(Some(Keyed {
+            input_rows: self.input_rows,
             seq: self.seq,
             batch,
             keys,
@@ -121,8 +124,6 @@ struct Buffer {
     /// The spilled job's rows are being freed and its kept rows copied; nothing is buffered
     /// until that ends.
     compacting: bool,
-    /// Spills started so far.
-    spills: usize,
 }
 
 /// The spill of a full buffer's highest slots, shared by every thread that needs room: each
@@ -146,10 +147,10 @@ struct SlotFile {
 }
 
 /// Routed rows of one partition, at most `limit` bytes of them in memory (a batch of more than
-/// half the limit is spilled on its own). When the buffer is full for the first time, its
-/// highest slots, holding at least half of its bytes, are spilled, and the rows of the lower
-/// slots are kept: chunks are written in slot order, so the first ones are written from memory
-/// and freed before the spilled ones are read back. Every later spill takes the whole buffer.
+/// half the limit is spilled on its own). A full buffer spills its highest slots and keeps the
+/// rows of the lowest ones, as many as the rows still to come leave room for (`room_to_keep`):
+/// chunks are written in slot order, so the kept ones are written from memory and freed before
+/// the spilled ones are read back.
 ///
 /// Spilling runs on the threads that push, not through rayon: a rayon wait inside a pass-1 job
 /// could steal another pass-1 job and push from within a spill. Threads that find no room help
@@ -161,6 +162,10 @@ pub(crate) struct Router {
     /// Signalled when a spill ends and its room is free.
     room: Condvar,
     limit: usize,
+    expected_rows: u64,
+    /// Input rows pushed so far, and the bytes of their routed rows.
+    seen_rows: AtomicU64,
+    seen_bytes: AtomicU64,
     slot_files: Vec<Mutex<Option<SlotFile>>>,
     /// Rows still in memory after routing (`seal`).
     sealed: Mutex<Arc<Vec<Keyed>>>,
@@ -177,7 +182,14 @@ const SEQ_COLUMN: &str = "__geoberg_seq";
 impl Router {
     /// A router for `slots` chunks of rows with `data_schema`, holding at most `limit` bytes and
     /// spilling into `dir`.
-    pub fn new(slots: usize, limit: usize, dir: PathBuf, data_schema: SchemaRef) -> Router {
+    /// `expected_rows` (the inputs' row count) tells a spill how much is still to come.
+    pub fn new(
+        slots: usize,
+        limit: usize,
+        expected_rows: u64,
+        dir: PathBuf,
+        data_schema: SchemaRef,
+    ) -> Router {
         let mut fields: Vec<Arc<Field>> = data_schema.fields().iter().cloned().collect();
         fields.push(Arc::new(Field::new(KEY_COLUMN, DataType::UInt64, false)));
         fields.push(Arc::new(Field::new(SEQ_COLUMN, DataType::UInt64, false)));
@@ -187,6 +199,9 @@ impl Router {
             buffer: Mutex::default(),
             room: Condvar::new(),
             limit,
+            expected_rows,
+            seen_rows: AtomicU64::new(0),
+            seen_bytes: AtomicU64::new(0),
             slot_files: (0..slots).map(|_| Mutex::new(None)).collect(),
             sealed: Mutex::default(),
             dir,
@@ -208,10 +223,13 @@ impl Router {
 
     /// Buffers a keyed batch, spilling (or helping the spill under way) until there is room.
     pub fn push(&self, keyed: Keyed) -> Result<(), RewriteError> {
+        let bytes = keyed.bytes();
+        self.seen_rows
+            .fetch_add(keyed.input_rows, Ordering::Relaxed);
+        self.seen_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
         if keyed.keys.is_empty() {
             return Ok(());
         }
-        let bytes = keyed.bytes();
         if bytes > self.limit / 2 {
             let job = SpillJob::new(vec![keyed], 0, self.slot_files.len());
             self.work(&job);
@@ -245,17 +263,8 @@ impl Router {
                 return Ok(());
             }
             let rows = std::mem::take(&mut buffer.rows);
-            // The first spill keeps the lowest slots holding up to half the buffer: when the
-            // input is a little larger than the limit, they are never spilled. Later spills
-            // take everything, so that a slot's segments stay as large as the buffer allows
-            // (keeping half each time would halve them all when the input is many times the
-            // limit).
-            let first = if buffer.spills == 0 {
-                first_spilled_slot(&rows, buffer.bytes / 2, self.slot_files.len())
-            } else {
-                0
-            };
-            buffer.spills += 1;
+            let keep = self.room_to_keep(buffer.bytes);
+            let first = first_spilled_slot(&rows, buffer.bytes - keep, self.slot_files.len());
             let job = Arc::new(SpillJob::new(rows, first, self.slot_files.len()));
             buffer.job = Some(job.clone());
             drop(buffer);
@@ -285,6 +294,19 @@ impl Router {
                 return Err(e);
             }
         }
+    }
+
+    /// Bytes of a full buffer (`buffered`) to keep in memory, its lowest slots: what the rows
+    /// still to come leave free, so that the last spill keeps what fits and earlier ones (the
+    /// input many times the limit) spill everything, making each slot's segments as large as
+    /// the buffer allows. At least a quarter of the buffer is spilled, so that an estimate that
+    /// proves short costs one more spill, not a train of small ones.
+    fn room_to_keep(&self, buffered: usize) -> usize {
+        let rows = self.seen_rows.load(Ordering::Relaxed).max(1);
+        let per_row = self.seen_bytes.load(Ordering::Relaxed) as f64 / rows as f64;
+        let to_come = self.expected_rows.saturating_sub(rows) as f64 * per_row;
+        let free = (self.limit as f64 - to_come).max(0.0) as usize;
+        free.min(buffered / 4 * 3)
     }
 
     /// Spills slots of `job` until none is left to take.
@@ -514,4 +536,95 @@ fn u64_column(batch: &RecordBatch, i: usize) -> &UInt64Array {
         .as_any()
         .downcast_ref::<UInt64Array>()
         .expect("spilled segments end with key and sequence columns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int64Array;
+
+    /// A batch of `n` rows with `id = seq + i`, keys cycling through few values (many ties)
+    /// and slots cycling through `slots`, grouped as `route_batch` groups them.
+    fn keyed(seq: u64, n: usize, slots: usize, schema: &SchemaRef) -> Keyed {
+        let key = |i: usize| ((i * 7919) % 5) as u64 * 10 + ((i % slots) as u64) * 1000;
+        let slot = |i: usize| (i % slots) as u32;
+        let mut rows: Vec<u32> = (0..n as u32).collect();
+        rows.sort_by_key(|&i| (slot(i as usize), key(i as usize)));
+        let ids = Int64Array::from_iter_values(rows.iter().map(|&i| (seq + u64::from(i)) as i64));
+        let mut offsets = vec![0u32; slots + 1];
+        for &r in &rows {
+            offsets[slot(r as usize) as usize + 1] += 1;
+        }
+        for s in 0..slots {
+            offsets[s + 1] += offsets[s];
+        }
+        Keyed {
+            input_rows: n as u64,
+            seq,
+            batch: RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap(),
+            keys: rows.iter().map(|&i| key(i as usize)).collect(),
+            rows,
+            offsets,
+        }
+    }
+
+    /// Spilling and keeping never change what a slot returns: every row once, in (key,
+    /// sequence) order, whatever the limit and however many threads push.
+    #[test]
+    fn every_row_comes_back_once_in_key_then_input_order() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let (slots, batches, n) = (7, 40, 500);
+        for limit in [1 << 30, 64 << 10, 16 << 10, 4 << 10] {
+            for threads in [1, 3] {
+                let dir = tempfile::tempdir().unwrap();
+                let router = Router::new(
+                    slots,
+                    limit,
+                    (batches * n) as u64,
+                    dir.path().to_path_buf(),
+                    schema.clone(),
+                );
+                std::thread::scope(|scope| {
+                    for t in 0..threads {
+                        let router = &router;
+                        let schema = &schema;
+                        scope.spawn(move || {
+                            for b in (t..batches).step_by(threads) {
+                                router
+                                    .push(keyed((b as u64) << 20, n, slots, schema))
+                                    .unwrap();
+                            }
+                        });
+                    }
+                });
+                router.seal();
+                let mut seen = 0;
+                for slot in 0..slots {
+                    let rows = router.take(slot).unwrap();
+                    let data: Vec<&RecordBatch> = rows.batches.iter().collect();
+                    let at: Vec<(usize, usize)> =
+                        rows.order.iter().map(|&(_, a)| split(a)).collect();
+                    let out = interleave_record_batch(&data, &at).unwrap();
+                    let ids = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                    let got: Vec<(u64, i64)> = rows
+                        .order
+                        .iter()
+                        .map(|&(k, _)| k)
+                        .zip(ids.values().iter().copied())
+                        .collect();
+                    let mut want = got.clone();
+                    want.sort();
+                    assert_eq!(got, want, "slot {slot}, limit {limit}, {threads} threads");
+                    assert!(got.iter().all(|&(k, _)| k / 1000 == slot as u64));
+                    seen += got.len();
+                }
+                assert_eq!(seen, batches * n, "limit {limit}");
+                assert_eq!(router.spilled_bytes() > 0, limit < 1 << 30, "limit {limit}");
+                assert!(
+                    router.peak_buffered_bytes() <= limit as u64,
+                    "limit {limit}"
+                );
+            }
+        }
+    }
 }
