@@ -52,10 +52,10 @@ pub struct RewriteOutcome {
     pub spilled_bytes: u64,
     /// The most bytes of routed rows held in memory at once while the inputs were read (the
     /// Arrow memory size of the buffered batches and their keys, the largest over partitions).
-    /// The router spills
-    /// before it would pass the budget's routing share (`max_memory_bytes` less what the chunks
-    /// being written may read back), so this never exceeds `max_memory_bytes`. Not counted: the
-    /// chunk being sorted and written (sized by the plan from samples) and reader/writer buffers.
+    /// The router spills before it would pass the budget's routing share (`max_memory_bytes`
+    /// less what the chunks being written may read back), so this never exceeds
+    /// `max_memory_bytes`. Not counted: the chunk being sorted and written (sized by the plan
+    /// from samples) and reader/writer buffers.
     #[serde(default)]
     pub peak_buffered_bytes: u64,
 }

@@ -223,6 +223,10 @@ impl Router {
 
     /// Buffers a keyed batch, spilling (or helping the spill under way) until there is room.
     pub fn push(&self, keyed: Keyed) -> Result<(), RewriteError> {
+        // Every batch is gathered with the others under one schema: the output's.
+        let batch = RecordBatch::try_new(self.data_schema.clone(), keyed.batch.columns().to_vec())
+            .map_err(|e| RewriteError::arrow("routing rows", e))?;
+        let keyed = Keyed { batch, ..keyed };
         let bytes = keyed.bytes();
         self.seen_rows
             .fetch_add(keyed.input_rows, Ordering::Relaxed);
