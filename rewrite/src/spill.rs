@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt64Array};
 use arrow_ipc::reader::StreamReader;
@@ -168,10 +168,10 @@ pub(crate) struct Router {
     seen_bytes: AtomicU64,
     slot_files: Vec<Mutex<Option<SlotFile>>>,
     /// Rows still in memory after routing (`seal`).
-    sealed: Mutex<Arc<Vec<Keyed>>>,
+    sealed: OnceLock<Vec<Keyed>>,
     dir: PathBuf,
     spilled_bytes: AtomicU64,
-    /// High-water mark of buffered plus spilling bytes.
+    /// High-water mark of the buffered bytes (a spill's rows count until they are freed).
     peak: AtomicUsize,
 }
 
@@ -181,8 +181,8 @@ const SEQ_COLUMN: &str = "__geoberg_seq";
 
 impl Router {
     /// A router for `slots` chunks of rows with `data_schema`, holding at most `limit` bytes and
-    /// spilling into `dir`.
-    /// `expected_rows` (the inputs' row count) tells a spill how much is still to come.
+    /// spilling into `dir`; `expected_rows` (the inputs' row count) tells a spill how much is
+    /// still to come.
     pub fn new(
         slots: usize,
         limit: usize,
@@ -203,7 +203,7 @@ impl Router {
             seen_rows: AtomicU64::new(0),
             seen_bytes: AtomicU64::new(0),
             slot_files: (0..slots).map(|_| Mutex::new(None)).collect(),
-            sealed: Mutex::default(),
+            sealed: OnceLock::new(),
             dir,
             spilled_bytes: AtomicU64::new(0),
             peak: AtomicUsize::new(0),
@@ -427,20 +427,16 @@ impl Router {
         Ok(())
     }
 
-    /// Ends routing: the rows still buffered stay in memory for `take`.
+    /// Ends routing: the rows still buffered stay in memory for `take`. Called once.
     pub fn seal(&self) {
         let buffer = std::mem::take(&mut *self.lock_buffer());
-        *self.sealed.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(buffer.rows);
+        let _ = self.sealed.set(buffer.rows);
     }
 
     /// The rows of `slot`: its spilled segments (read back and deleted) merged with its rows
     /// still in memory, in (key, sequence) order. Call after `seal`, once per slot.
     pub fn take(&self, slot: usize) -> Result<ChunkRows, RewriteError> {
-        let sealed = self
-            .sealed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let sealed = self.sealed.get().map_or(&[][..], Vec::as_slice);
         let mut batches: Vec<RecordBatch> = Vec::new();
         let mut entries: Vec<(u64, u64, u64)> = Vec::new();
         for r in sealed.iter().filter(|r| r.slot_len(slot) > 0) {
