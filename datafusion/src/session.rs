@@ -95,6 +95,11 @@ pub async fn sedona_context(
 /// executor).
 pub async fn engine_context() -> Result<SedonaContext> {
     configure_proj();
+    // geoberg's row-group geo statistics for every Parquet file this process writes, whichever
+    // path writes it (sound geography boxes, parquet's own for geometry with a fast path for
+    // points): parquet keeps the first factory installed, and SedonaDB's context installs its
+    // own unless one is there already.
+    geoberg_geostats::install_parquet_geo_stats();
     let context = SedonaContext::new_local_interactive().await?;
     for (name, relation, rectangle_arg) in RECTANGLE_FUNCTIONS {
         let Some(existing) = context.scalar_udf(name)? else {

@@ -546,7 +546,7 @@ mod tests {
     /// A batch of `n` rows with `id = seq + i`, keys cycling through few values (many ties)
     /// and slots cycling through `slots`, grouped as `route_batch` groups them.
     fn keyed(seq: u64, n: usize, slots: usize, schema: &SchemaRef) -> Keyed {
-        let key = |i: usize| ((i * 7919) % 5) as u64 * 10 + ((i % slots) as u64) * 1000;
+        let key = |i: usize| key_of(i, slots);
         let slot = |i: usize| (i % slots) as u32;
         let mut rows: Vec<u32> = (0..n as u32).collect();
         rows.sort_by_key(|&i| (slot(i as usize), key(i as usize)));
@@ -566,6 +566,11 @@ mod tests {
             rows,
             offsets,
         }
+    }
+
+    /// The key of row `i` of a test batch.
+    fn key_of(i: usize, slots: usize) -> u64 {
+        ((i * 7919) % 5) as u64 * 10 + ((i % slots) as u64) * 1000
     }
 
     /// Spilling and keeping never change what a slot returns: every row once, in (key,
@@ -598,7 +603,7 @@ mod tests {
                     }
                 });
                 router.seal();
-                let mut seen = 0;
+                let mut seen = std::collections::HashSet::new();
                 for slot in 0..slots {
                     let rows = router.take(slot).unwrap();
                     let data: Vec<&RecordBatch> = rows.batches.iter().collect();
@@ -615,10 +620,14 @@ mod tests {
                     let mut want = got.clone();
                     want.sort();
                     assert_eq!(got, want, "slot {slot}, limit {limit}, {threads} threads");
-                    assert!(got.iter().all(|&(k, _)| k / 1000 == slot as u64));
-                    seen += got.len();
+                    for &(k, id) in &got {
+                        // The row's own key (its position in its batch is the low 20 bits).
+                        assert_eq!(k, key_of(id as usize & ((1 << 20) - 1), slots));
+                        assert_eq!(k / 1000, slot as u64);
+                        assert!(seen.insert(id), "row {id} came back twice");
+                    }
                 }
-                assert_eq!(seen, batches * n, "limit {limit}");
+                assert_eq!(seen.len(), batches * n, "limit {limit}");
                 assert_eq!(router.spilled_bytes() > 0, limit < 1 << 30, "limit {limit}");
                 assert!(
                     router.peak_buffered_bytes() <= limit as u64,
