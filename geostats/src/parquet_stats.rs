@@ -77,10 +77,10 @@ impl GeoStatsAccumulatorFactory for ParquetGeoStatsFactory {
 /// One GEOMETRY column chunk's statistics: parquet's own accumulator, with a fast path for the
 /// commonest value, a little-endian 2D point. Parquet parses each value with the generic WKB
 /// reader, walks it once per dimension and inserts its type into a SipHash set: 5% of the CPU
-/// of a 100 M-point rewrite (BENCHMARKS.md, rewrite: "Row-group statistics of points"). Points
-/// only widen a box here; [`PlanarStats::finish`] replays that box into parquet's accumulator
-/// as at most two points, so the statistics are parquet's for the same values (a property test
-/// compares the two).
+/// of a 100 M-point rewrite (BENCHMARKS.md, "cli: `CREATE SPATIAL INDEX` side by side", on the
+/// statistics of points). Points only widen a box here; [`PlanarStats::finish`] replays that
+/// box into parquet's accumulator as at most two points, so the statistics are parquet's for
+/// the same values (a property test compares the two).
 #[derive(Debug, Default)]
 struct PlanarStats {
     points: PointBox,
