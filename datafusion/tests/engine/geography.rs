@@ -446,3 +446,15 @@ fn the_scan_node_round_trips_with_its_region_on_the_sphere() {
     assert_eq!(ids(&before), ids(&after));
     assert_eq!(ids(&after), [5, 6]);
 }
+
+/// Parquet keeps the first row-group geo statistics factory a process installs, and SedonaDB's
+/// context installs its own: the engine installs geoberg's first, so files written through SQL
+/// get the same sound geography boxes as files written by the table crate.
+#[test]
+fn the_engine_writes_geobergs_row_group_statistics() {
+    let _ = session();
+    assert_eq!(
+        geoberg_geostats::install_parquet_geo_stats(),
+        geoberg_geostats::GeoStatsInstall::Installed
+    );
+}
