@@ -1,15 +1,16 @@
-//! Parquet row-group geo statistics for GEOGRAPHY columns (feature `parquet`).
+//! Parquet row-group geo statistics for GEOMETRY and GEOGRAPHY columns (feature `parquet`).
 //!
 //! parquet 58 computes the `GeospatialStatistics` of every GEOMETRY and GEOGRAPHY column chunk
 //! through one process-global factory (`parquet::geospatial::accumulator`,
 //! `init_geo_stats_accumulator_factory`, a `OnceLock` set at most once, by the first call or
 //! the first geo column chunk written). Its default writes no statistics for GEOGRAPHY, since
 //! a planar box does not hold great-circle edges. [`ParquetGeoStatsFactory`] keeps parquet's own
-//! accumulator for GEOMETRY (with a fast path for 2D points) and bounds GEOGRAPHY (spherical edges, the default algorithm) with
-//! [`GeographyBBoxAccumulator`]: the box of each row group holds every value on the sphere, and
-//! its X range wraps (`xmin > xmax`, as the Parquet spec allows for geography) when that is
-//! narrower. Geography with another edge algorithm (vincenty, karney, ...) gets no statistics,
-//! as in SedonaDB's factory: geodesics on the ellipsoid are not great circles.
+//! accumulator for GEOMETRY (with a fast path for 2D points) and bounds GEOGRAPHY (spherical
+//! edges, the default algorithm) with [`GeographyBBoxAccumulator`]: the box of each row group
+//! holds every value on the sphere, and its X range wraps (`xmin > xmax`, as the Parquet spec
+//! allows for geography) when that is narrower. Geography with another edge algorithm
+//! (vincenty, karney, ...) gets no statistics, as in SedonaDB's factory: geodesics on the
+//! ellipsoid are not great circles.
 //!
 //! The factory lives here, not in a crate that writes Parquet, because it is this crate's
 //! accumulators and bound semantics (wrap, poles, error margin) put into Parquet's interface;
