@@ -122,16 +122,29 @@ impl PointBox {
     }
 }
 
+/// Byte order (little-endian) and ISO type code (1, a 2D point) that open the values the fast
+/// path takes; x and y follow as two little-endian doubles.
+const LE_POINT_HEADER: [u8; 5] = [1, 1, 0, 0, 0];
+
 /// `(x, y)` of a little-endian 2D WKB point, the value the fast path takes.
 #[inline]
 fn le_point(wkb: &[u8]) -> Option<(f64, f64)> {
     let wkb: &[u8; 21] = wkb.try_into().ok()?;
-    if wkb[..5] != [1, 1, 0, 0, 0] {
+    if wkb[..5] != LE_POINT_HEADER {
         return None;
     }
     let x = f64::from_le_bytes(wkb[5..13].try_into().expect("8 bytes"));
     let y = f64::from_le_bytes(wkb[13..21].try_into().expect("8 bytes"));
     Some((x, y))
+}
+
+/// The little-endian 2D WKB point `(x, y)`: what [`le_point`] reads.
+fn le_point_wkb(x: f64, y: f64) -> [u8; 21] {
+    let mut wkb = [0u8; 21];
+    wkb[..5].copy_from_slice(&LE_POINT_HEADER);
+    wkb[5..13].copy_from_slice(&x.to_le_bytes());
+    wkb[13..21].copy_from_slice(&y.to_le_bytes());
+    wkb
 }
 
 impl GeoStatsAccumulator for PlanarStats {
@@ -155,11 +168,7 @@ impl GeoStatsAccumulator for PlanarStats {
         let points = std::mem::take(&mut self.points);
         if points.seen {
             for [x, y] in points.corners() {
-                let mut wkb = [0u8; 21];
-                wkb[..5].copy_from_slice(&[1, 1, 0, 0, 0]);
-                wkb[5..13].copy_from_slice(&x.to_le_bytes());
-                wkb[13..21].copy_from_slice(&y.to_le_bytes());
-                self.parquet.update_wkb(&wkb);
+                self.parquet.update_wkb(&le_point_wkb(x, y));
             }
         }
         self.parquet.finish()
