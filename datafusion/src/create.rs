@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType as ArrowType, Field, Schema};
+use arrow_schema::{Field, Schema};
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use geoberg_crs::{ColumnType, Crs, FormatVersion, validate_declaration};
 use geoberg_sql::CreateTableAsSelectRequest;
-use geoberg_table::{Catalog, Column, CreateTable, DataType, TableIdent};
+use geoberg_table::{Catalog, Column, CreateTable, DataType, TableIdent, data_type_from_arrow};
 use sedona_schema::datatypes::{Edges, SedonaType};
 
 use crate::error::table_error;
@@ -217,27 +217,51 @@ fn column_type(ident: &TableIdent, field: &Field, notices: &mut Vec<String>) -> 
         ));
         return Ok(DataType::LEGACY_GEOMETRY);
     }
-    let data_type = match field.data_type() {
-        ArrowType::Boolean => DataType::Boolean,
-        ArrowType::Int8
-        | ArrowType::Int16
-        | ArrowType::Int32
-        | ArrowType::UInt8
-        | ArrowType::UInt16 => DataType::Int,
-        ArrowType::Int64 | ArrowType::UInt32 => DataType::Long,
-        ArrowType::Float16 | ArrowType::Float32 => DataType::Float,
-        ArrowType::Float64 => DataType::Double,
-        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::String,
-        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => DataType::Binary,
-        ArrowType::Date32 => DataType::Date,
-        ArrowType::Timestamp(_, None) => DataType::Timestamp,
-        ArrowType::Timestamp(_, Some(_)) => DataType::Timestamptz,
-        other => {
-            return Err(DataFusionError::Plan(format!(
-                "CREATE TABLE {ident}: column {name:?} is of type {other}, which geoberg tables \
-                 do not store; CAST it to BIGINT, DOUBLE, VARCHAR, DATE or TIMESTAMP"
-            )));
-        }
-    };
-    Ok(data_type)
+    // Every other column maps as an imported file's does (the table crate's one Arrow mapping).
+    data_type_from_arrow(field.data_type())
+        .map(with_microseconds)
+        .ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "CREATE TABLE {ident}: column {name:?} is of type {}, which geoberg tables do \
+                 not store; CAST it to BIGINT, DOUBLE, DECIMAL, VARCHAR, DATE or TIMESTAMP",
+                field.data_type()
+            ))
+        })
+}
+
+/// `data_type` with nanosecond timestamps stored as microseconds, nested ones too: DataFusion's
+/// timestamps (`now()`, `CAST(... AS TIMESTAMP)`) are nanoseconds whether or not the query
+/// asks for them, and only format-version 3 stores nanoseconds (a table with an undeclared
+/// geometry column is version 2).
+fn with_microseconds(data_type: DataType) -> DataType {
+    match data_type {
+        DataType::TimestampNs => DataType::Timestamp,
+        DataType::TimestamptzNs => DataType::Timestamptz,
+        DataType::Struct(columns) => DataType::Struct(
+            columns
+                .into_iter()
+                .map(|c| Column {
+                    data_type: with_microseconds(c.data_type),
+                    ..c
+                })
+                .collect(),
+        ),
+        DataType::List {
+            element,
+            element_required,
+        } => DataType::List {
+            element: Box::new(with_microseconds(*element)),
+            element_required,
+        },
+        DataType::Map {
+            key,
+            value,
+            value_required,
+        } => DataType::Map {
+            key: Box::new(with_microseconds(*key)),
+            value: Box::new(with_microseconds(*value)),
+            value_required,
+        },
+        other => other,
+    }
 }
