@@ -269,9 +269,8 @@ fn create_table_as_select_stores_nested_decimal_and_dictionary_columns() {
         .unwrap(),
     )
     .unwrap();
-    for value in ["| 12.34 | 7 | 2026-12-07T10:00:00 | 2.5 | tag | 2026-12-07T10:00:00.123456 |"] {
-        assert!(rows.contains(value), "{value} in\n{rows}");
-    }
+    let row = "| 12.34 | 7 | 2026-12-07T10:00:00 | 2.5 | tag | 2026-12-07T10:00:00.123456 |";
+    assert!(rows.contains(row), "{row} in\n{rows}");
 
     // A type no Iceberg column holds is refused with the casts that work.
     let err = s
